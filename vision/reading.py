@@ -1,0 +1,104 @@
+"""The plain result tree a frame reading produces: locate -> read -> report.
+
+A :class:`Reading` is what the overlay, the roll log and eval render. "Unreadable" is a
+result with a reason, never an exception and never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+__all__ = ["DieReading", "FrameStatus", "ReadStatus", "Reading", "UnreadableReason"]
+
+
+class ReadStatus(str, Enum):
+    READ = "read"
+    UNREADABLE = "unreadable"
+
+
+class UnreadableReason(str, Enum):
+    COCKED = "cocked"  #: leaning on a wall or another die: no face is up
+    TOUCHING = "touching"  #: merged with another die and could not be split
+    BLURRED = "blurred"  #: motion blur / out of focus
+    CUT_OFF = "cut_off"  #: partly outside the frame
+    LOW_CONFIDENCE = "low_confidence"  #: the reader is not sure enough
+    TOO_SMALL = "too_small"  #: too few pixels to see the face
+
+
+class FrameStatus(str, Enum):
+    DICE_FOUND = "dice_found"
+    TRAY_EMPTY = "tray_empty"
+
+
+@dataclass(frozen=True)
+class DieReading:
+    """One die found in a frame.
+
+    ``box`` is ``[x, y, width, height]`` in frame pixels (the manifest's convention);
+    ``contour`` the outline as ``[[x, y], ...]``; ``face`` the printed face, ``None``
+    when ``status`` is unreadable; ``hsv`` the body colour (OpenCV ranges: H 0-179).
+    """
+
+    box: tuple[float, float, float, float]
+    kind: str = "d6"
+    face: int | None = None
+    status: ReadStatus = ReadStatus.READ
+    reason: UnreadableReason | None = None
+    confidence: float = 0.0
+    colour: str = ""
+    hsv: tuple[int, int, int] = (0, 0, 0)
+    contour: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        x, y, w, h = self.box
+        return (x + w / 2, y + h / 2)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "box": [round(float(v), 1) for v in self.box],
+            "kind": self.kind,
+            "face": self.face,
+            "status": self.status.value,
+            "reason": self.reason.value if self.reason else None,
+            "confidence": round(float(self.confidence), 4),
+            "colour": self.colour,
+            "hsv": list(self.hsv),
+        }
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Everything read from one frame."""
+
+    dice: tuple[DieReading, ...] = ()
+    width: int = 0
+    height: int = 0
+    scale: float = 1.0  #: < 1 when an oversized frame was downscaled before reading
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def status(self) -> FrameStatus:
+        return FrameStatus.DICE_FOUND if self.dice else FrameStatus.TRAY_EMPTY
+
+    @property
+    def faces(self) -> list[int]:
+        """Faces of the dice that were read (unreadable ones left out)."""
+        return [d.face for d in self.dice if d.status is ReadStatus.READ and d.face is not None]
+
+    @property
+    def unreadable(self) -> list[DieReading]:
+        return [d for d in self.dice if d.status is ReadStatus.UNREADABLE]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": "dicetower.reading/1",
+            "status": self.status.value,
+            "width": self.width,
+            "height": self.height,
+            "scale": self.scale,
+            "dice": [d.to_json() for d in self.dice],
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
