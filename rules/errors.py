@@ -8,10 +8,10 @@ from __future__ import annotations
 
 __all__ = [
     "DiceError",
+    "ExtraFacesError",
     "FaceError",
     "FaceMissingError",
     "FaceRangeError",
-    "ExtraFacesError",
     "RollLimitError",
     "RollSyntaxError",
     "RuleParameterError",
@@ -31,7 +31,9 @@ class RollSyntaxError(DiceError, ValueError):
     the caret like the ``dice`` package's pretty errors.
     """
 
-    def __init__(self, message: str, expression: str, position: int, got: str = "", expected: tuple[str, ...] = ()):
+    def __init__(
+        self, message: str, expression: str, position: int, got: str = "", expected: tuple[str, ...] = ()
+    ):
         self.message = message
         self.expression = expression
         self.position = position

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from .errors import FaceRangeError
 
-__all__ = ["MAX_SIDES", "PHYSICAL_DICE", "parse_die_kind", "printed_faces", "check_face", "sides_of"]
+__all__ = ["MAX_SIDES", "PHYSICAL_DICE", "check_face", "parse_die_kind", "printed_faces", "sides_of"]
 
 #: Largest N accepted for a ``dN``; beyond that nobody is rolling real dice.
 MAX_SIDES = 1000

@@ -8,7 +8,7 @@ part of the documented, stable schema (``docs/json-schema.md``): add keys, never
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from fractions import Fraction
 from typing import Any
 
@@ -17,7 +17,7 @@ from .source import DieSlot
 __all__ = ["CheckResult", "Flag", "Odds", "RolledDie", "number_json"]
 
 
-class Flag(str, Enum):
+class Flag(StrEnum):
     """What happened to one die."""
 
     KEPT = "kept"
@@ -127,7 +127,9 @@ class CheckResult:
             "critical": self.critical,
             "botch": self.botch,
             "damage": number_json(self.damage),
-            "details": {k: number_json(v) if isinstance(v, (int, float, Fraction)) else v
-                        for k, v in self.details.items()},
+            "details": {
+                k: number_json(v) if isinstance(v, (int, float, Fraction)) else v
+                for k, v in self.details.items()
+            },
             "odds": self.odds.to_json() if self.odds else None,
         }

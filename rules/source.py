@@ -14,7 +14,7 @@ import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 from .errors import ExtraFacesError, FaceMissingError, RollLimitError
 from .faces import check_face, printed_faces
@@ -27,15 +27,15 @@ __all__ = [
     "FixedSource",
     "Purpose",
     "RandomSource",
-    "RollBudget",
     "Role",
+    "RollBudget",
 ]
 
 #: At most this many dice (explosions and rerolls included) in one roll or check.
 MAX_DICE = 1000
 
 
-class Purpose(str, Enum):
+class Purpose(StrEnum):
     """Why a die is being asked for."""
 
     BASE = "base"  #: part of the initial throw
@@ -43,7 +43,7 @@ class Purpose(str, Enum):
     REROLL = "reroll"  #: replaces or follows ``of_slot`` (``r``/``ro``, a botch reroll, a focus reroll)
 
 
-class Role(str, Enum):
+class Role(StrEnum):
     """What a die is to the rules, so the tower can tell it apart (by colour)."""
 
     PLAIN = "plain"

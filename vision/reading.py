@@ -7,18 +7,18 @@ result with a reason, never an exception and never a guess.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 __all__ = ["DieReading", "FrameStatus", "ReadStatus", "Reading", "UnreadableReason"]
 
 
-class ReadStatus(str, Enum):
+class ReadStatus(StrEnum):
     READ = "read"
     UNREADABLE = "unreadable"
 
 
-class UnreadableReason(str, Enum):
+class UnreadableReason(StrEnum):
     COCKED = "cocked"  #: leaning on a wall or another die: no face is up
     TOUCHING = "touching"  #: merged with another die and could not be split
     BLURRED = "blurred"  #: motion blur / out of focus
@@ -27,7 +27,7 @@ class UnreadableReason(str, Enum):
     TOO_SMALL = "too_small"  #: too few pixels to see the face
 
 
-class FrameStatus(str, Enum):
+class FrameStatus(StrEnum):
     DICE_FOUND = "dice_found"
     TRAY_EMPTY = "tray_empty"
 

@@ -11,7 +11,16 @@ from importlib import import_module
 from ..errors import UnknownSystemError
 from .base import Check, Param, System, run_check, validate_params
 
-__all__ = ["SYSTEM_MODULES", "Check", "Param", "System", "get_system", "run_check", "system_names", "validate_params"]
+__all__ = [
+    "SYSTEM_MODULES",
+    "Check",
+    "Param",
+    "System",
+    "get_system",
+    "run_check",
+    "system_names",
+    "validate_params",
+]
 
 #: system name -> module that defines ``SYSTEM``
 SYSTEM_MODULES: dict[str, str] = {
@@ -32,5 +41,7 @@ def get_system(name: str) -> System:
     try:
         module = SYSTEM_MODULES[key]
     except KeyError:
-        raise UnknownSystemError(f"unknown system {name!r}; choose from {', '.join(SYSTEM_MODULES)}") from None
+        raise UnknownSystemError(
+            f"unknown system {name!r}; choose from {', '.join(SYSTEM_MODULES)}"
+        ) from None
     return import_module(module).SYSTEM

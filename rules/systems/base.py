@@ -47,6 +47,8 @@ class Check(ABC):
     params: tuple[Param, ...] = ()
     outcomes: tuple[str, ...] = ()
     example: str = ""  #: a CLI example, shown in --help
+    #: representative parameter sets; property tests run odds/frequency checks over them
+    sample_params: tuple[dict[str, Any], ...] = ()
 
     @abstractmethod
     def roll(self, budget: RollBudget, **params: Any) -> CheckResult:
@@ -101,7 +103,9 @@ def validate_params(check: Check, given: Mapping[str, Any]) -> dict[str, Any]:
             else:
                 v = p.type(v)
         except (TypeError, ValueError):
-            raise RuleParameterError(f"{check.name}: {p.name} must be {p.type.__name__}, got {given[p.name]!r}") from None
+            raise RuleParameterError(
+                f"{check.name}: {p.name} must be {p.type.__name__}, got {given[p.name]!r}"
+            ) from None
         if p.min is not None and v < p.min:
             raise RuleParameterError(f"{check.name}: {p.name} must be at least {p.min}, got {v}")
         if p.max is not None and v > p.max:
