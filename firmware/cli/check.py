@@ -1,0 +1,215 @@
+"""``dicetower check SYSTEM CHECK --param value … [--faces 6,3,1,4] [--seed N] [--json]``.
+
+The options after CHECK are built from the check's :class:`~dicetower.rules.systems.Param`
+list, so every registered system works without CLI code of its own. argparse cannot know
+them before SYSTEM and CHECK are read, so the subcommand takes the rest of the line as a
+remainder and parses it in a second pass (:func:`parse_check_args`), which ``odds`` shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from fractions import Fraction
+from typing import Any
+
+from ...rules.errors import FaceError, RuleParameterError
+from ...rules.source import DiceSource, FixedSource, RandomSource
+from ...rules.systems import Check, System, get_system, run_check, system_names
+from ...rules.systems.format import format_probability, format_result
+
+__all__ = [
+    "build_check_parser",
+    "describe_system",
+    "describe_systems",
+    "exact_text",
+    "parse_check_args",
+    "parse_faces",
+    "register",
+]
+
+#: longest exact fraction printed in full; longer ones (100d6 odds) are shown as a float
+EXACT_MAX_CHARS = 60
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "check",
+        add_help=False,
+        help="run a rule system's check (dicetower check --help lists them)",
+        description="Run a rule system's check with dice from the RNG (--seed) or typed-in faces (--faces).",
+    )
+    add_front_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_front_arguments(p: argparse.ArgumentParser) -> None:
+    """SYSTEM, CHECK, -h and the remainder that holds the check's own options."""
+    p.add_argument("-h", "--help", action="store_true", help="show systems, checks or a check's options")
+    p.add_argument("system", nargs="?", help="rule system, e.g. wizard-quest")
+    p.add_argument("check", nargs="?", help="check of that system, e.g. pool")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+
+def _load(name: str) -> System | None:
+    """A registered system, or None when its module is not written yet."""
+    try:
+        return get_system(name)
+    except ModuleNotFoundError:
+        return None
+
+
+def describe_systems(command: str = "check") -> str:
+    """``dicetower check --help``: every system and its checks."""
+    lines = [
+        f"usage: dicetower {command} SYSTEM CHECK [--PARAM VALUE ...] "
+        + ("[--faces F,F,...] [--seed N] " if command == "check" else "")
+        + "[--json]",
+        "",
+        "systems and checks:",
+    ]
+    for name in system_names():
+        system = _load(name)
+        if system is None:
+            lines.append(f"  {name}  (not available)")
+            continue
+        lines.append(f"  {name}  {system.title}")
+        for check in system.checks.values():
+            lines.append(f"      {check.name:<16} {check.help}")
+    lines += ["", f"Run 'dicetower {command} SYSTEM --help' for a system's checks, parameters and examples."]
+    return "\n".join(lines)
+
+
+def describe_system(system: System) -> str:
+    """``dicetower check wizard-quest --help``: checks with their parameters and examples."""
+    lines = [f"{system.name}: {system.title} (seed {system.seed})", ""]
+    for check in system.checks.values():
+        lines.append(f"  {check.name} - {check.help}")
+        for p in check.params:
+            lines.append(f"      --{p.name:<20} {_param_help(p)}")
+        if check.example:
+            lines.append(f"      example: {check.example}")
+        lines.append(f"      outcomes: {', '.join(check.outcomes)}")
+        lines.append("")
+    return "\n".join(lines).rstrip()
+
+
+def _param_help(p: Any) -> str:
+    bits = [p.help or p.type.__name__]
+    if p.choices:
+        bits.append(f"one of {', '.join(map(str, p.choices))}")
+    if p.min is not None or p.max is not None:
+        lo = "" if p.min is None else f"{p.min:g}"
+        hi = "" if p.max is None else f"{p.max:g}"
+        bits.append(f"range {lo}..{hi}")
+    bits.append("required" if p.required else f"default {p.default}")
+    return "; ".join(bits)
+
+
+def build_check_parser(system: System, check: Check, command: str = "check") -> argparse.ArgumentParser:
+    """The second-pass parser: one ``--name`` per parameter, plus faces/seed/json."""
+    parser = argparse.ArgumentParser(
+        prog=f"dicetower {command} {system.name} {check.name}",
+        description=check.help,
+        epilog=f"example: {check.example}" if check.example else None,
+        add_help=False,
+        allow_abbrev=False,
+    )
+    group = parser.add_argument_group("check parameters")
+    for p in check.params:
+        flags = [f"--{p.name}"]
+        if "_" in p.name:
+            flags.append(f"--{p.name.replace('_', '-')}")
+        kw: dict[str, Any] = {
+            "dest": p.name,
+            "default": None,
+            "help": _param_help(p),
+            "metavar": p.type.__name__.upper(),
+        }
+        if p.type is bool:  # --called (true), --called no
+            kw.update(nargs="?", const="true", metavar="yes|no")
+        group.add_argument(*flags, **kw)
+    if command == "check":
+        parser.add_argument("--faces", help="typed-in faces in the order asked, e.g. 6,3,1,4")
+        parser.add_argument("--seed", help="seed the RNG for a repeatable roll")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    return parser
+
+
+def parse_faces(text: str) -> list[int]:
+    """``6,3,1,4`` or ``6 3 1 4`` as faces."""
+    parts = text.replace(",", " ").split()
+    try:
+        return [int(x) for x in parts]
+    except ValueError:
+        raise FaceError(f"--faces wants whole numbers separated by commas, got {text!r}") from None
+
+
+def parse_check_args(
+    args: argparse.Namespace, command: str = "check"
+) -> tuple[System, Check, dict[str, Any], argparse.Namespace] | str:
+    """Resolve SYSTEM, CHECK and the check's options; a ``str`` is help text to print instead."""
+    wants_help = args.help or any(a in ("-h", "--help") for a in args.rest)
+    if not args.system:
+        if wants_help:
+            return describe_systems(command)
+        raise RuleParameterError(f"which system? Run 'dicetower {command} --help' for the list")
+    system = get_system(args.system)
+    if not args.check or args.check.startswith("-"):
+        if wants_help:
+            return describe_system(system)
+        raise RuleParameterError(
+            f"which check of {system.name}? choose from {', '.join(system.checks)}"
+            f" (dicetower {command} {system.name} --help)"
+        )
+    check = system.check(args.check)
+    parser = build_check_parser(system, check, command)
+    if wants_help:
+        return parser.format_help()
+    ns, unknown = parser.parse_known_args(args.rest)
+    if unknown:
+        raise RuleParameterError(
+            f"{check.name}: unknown option(s) {' '.join(unknown)}; "
+            f"known: {', '.join('--' + p.name for p in check.params) or 'none'}"
+        )
+    params = {p.name: getattr(ns, p.name) for p in check.params if getattr(ns, p.name) is not None}
+    return system, check, params, ns
+
+
+def exact_text(p: Fraction | float) -> str:
+    """``17/20`` when short enough to read, else the float and the size of the exact fraction."""
+    if isinstance(p, Fraction):
+        text = str(p)
+        if len(text) <= EXACT_MAX_CHARS:
+            return text
+        return f"{float(p):.6e} (exact: {len(str(p.denominator))}-digit denominator)"
+    return f"{p:.6g}"
+
+
+def make_source(ns: argparse.Namespace) -> DiceSource:
+    if ns.faces is not None and ns.seed is not None:
+        raise RuleParameterError("give --faces or --seed, not both")
+    if ns.faces is not None:
+        return FixedSource(parse_faces(ns.faces))
+    if ns.seed is not None:
+        return RandomSource(int(ns.seed) if ns.seed.lstrip("-").isdigit() else ns.seed)
+    return RandomSource()
+
+
+def run(args: argparse.Namespace) -> int:
+    parsed = parse_check_args(args, "check")
+    if isinstance(parsed, str):
+        print(parsed)
+        return 0
+    system, check, params, ns = parsed
+    result = run_check(system, check.name, make_source(ns), params)
+    if ns.json:
+        json.dump(result.to_json(), sys.stdout, indent=2)
+        print()
+        return 0
+    print(format_result(result))
+    if result.odds and result.outcome in result.odds.probabilities:
+        p = result.odds.probabilities[result.outcome]
+        print(f"P({result.outcome}) = {exact_text(p)} ≈ {format_probability(p)}")
+    return 0
