@@ -13,7 +13,15 @@ from functools import lru_cache
 
 from .errors import FaceRangeError
 
-__all__ = ["MAX_SIDES", "PHYSICAL_DICE", "check_face", "parse_die_kind", "printed_faces", "sides_of"]
+__all__ = [
+    "MAX_SIDES",
+    "PHYSICAL_DICE",
+    "check_face",
+    "face_set",
+    "parse_die_kind",
+    "printed_faces",
+    "sides_of",
+]
 
 #: Largest N accepted for a ``dN``; beyond that nobody is rolling real dice.
 MAX_SIDES = 1000
@@ -52,6 +60,12 @@ def printed_faces(kind: str) -> tuple[int, ...]:
     if sides == 10:
         return tuple(range(10))
     return tuple(range(1, sides + 1))
+
+
+@lru_cache(maxsize=256)
+def face_set(kind: str) -> frozenset[int]:
+    """The printed faces of ``kind`` as a set, for O(1) membership on the hot path."""
+    return frozenset(printed_faces(kind))
 
 
 def check_face(kind: str, face: int) -> int:

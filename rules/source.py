@@ -15,9 +15,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
 
 from .errors import ExtraFacesError, FaceMissingError, RollLimitError
-from .faces import check_face, printed_faces
+from .faces import check_face, face_set, printed_faces
 
 __all__ = [
     "MAX_DICE",
@@ -52,14 +53,7 @@ class Role(StrEnum):
     UNITS = "units"  #: the units die of a d% pair
 
 
-@dataclass(frozen=True, slots=True)
-class DieSlot:
-    """One die the rules want a face for.
-
-    ``slot`` numbers every die of one evaluation from 0 in the order asked, so a result,
-    a log line and a follow-up can all point at the same die.
-    """
-
+class _DieSlotFields(NamedTuple):
     slot: int
     die: str  #: kind: "d6", "d10" (0-9), "d10t" (00-90), "d20", or any "dN"
     role: Role = Role.PLAIN
@@ -67,10 +61,37 @@ class DieSlot:
     of_slot: int | None = None  #: for follow-ups: the slot this throw is about
     label: str = ""  #: short human text, e.g. "wild die explosion 2"
 
-    def __post_init__(self) -> None:
-        printed_faces(self.die)  # validates the kind early
-        if self.purpose is not Purpose.BASE and self.of_slot is None:
+
+class DieSlot(_DieSlotFields):
+    """One die the rules want a face for (immutable).
+
+    ``slot`` numbers every die of one evaluation from 0 in the order asked, so a result,
+    a log line and a follow-up can all point at the same die. A NamedTuple rather than a
+    frozen dataclass because every die of every roll makes one: construction cost is most
+    of the per-die overhead (see ``bench/rules.py``).
+    """
+
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        slot: int,
+        die: str,
+        role: Role = Role.PLAIN,
+        purpose: Purpose = Purpose.BASE,
+        of_slot: int | None = None,
+        label: str = "",
+    ) -> DieSlot:
+        face_set(die)  # validates the kind early
+        if purpose is not Purpose.BASE and of_slot is None:
             raise ValueError("a follow-up slot must name the slot it follows up (of_slot)")
+        return tuple.__new__(cls, (slot, die, role, purpose, of_slot, label))
+
+    def __repr__(self) -> str:
+        return (
+            f"DieSlot(slot={self.slot}, die={self.die!r}, role={self.role.value}, "
+            f"purpose={self.purpose.value}, of_slot={self.of_slot}, label={self.label!r})"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +133,10 @@ class RandomSource(DiceSource):
 
     def faces(self, request: DiceRequest) -> list[int]:
         choice = self._rng.choice
+        kinds = {s.die for s in request.slots}
+        if len(kinds) == 1:  # the common NdX throw: look the faces up once
+            faces = printed_faces(kinds.pop())
+            return [choice(faces) for _ in request.slots]
         return [choice(printed_faces(s.die)) for s in request.slots]
 
     def __repr__(self) -> str:
@@ -181,6 +206,16 @@ class RollBudget:
         self.used += 1
         return s
 
+    def slots(self, die: str, n: int, *, role: Role = Role.PLAIN, label: str = "") -> list[DieSlot]:
+        """Reserve ``n`` base slots of one kind at once (the hot path of ``NdX``)."""
+        if self.used + n > self.max_dice:
+            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        face_set(die)
+        start = self.used
+        self.used += n
+        new = tuple.__new__
+        return [new(DieSlot, (i, die, role, Purpose.BASE, None, label)) for i in range(start, start + n)]
+
     def throw(self, slots: Sequence[DieSlot], reason: str = "") -> list[int]:
         """Ask the source for ``slots`` as one throw and record what came back."""
         if not slots:
@@ -188,9 +223,19 @@ class RollBudget:
         got = self.source.faces(DiceRequest(tuple(slots), reason))
         if len(got) != len(slots):
             raise RollLimitError(f"dice source answered {len(got)} faces for {len(slots)} dice")
-        for s, f in zip(slots, got, strict=True):
-            check_face(s.die, f)
-            self.thrown.append((s, f))
+        # Validate every face against its die; one set lookup a die on the hot path.
+        # (``type(f) is int`` also refuses True/False, which would pass as 1/0.)
+        kind = slots[0].die
+        if all(s.die == kind for s in slots):
+            valid = face_set(kind)
+            if not all(type(f) is int and f in valid for f in got):
+                for s, f in zip(slots, got, strict=True):
+                    check_face(s.die, f)  # raises with the full message
+        else:
+            for s, f in zip(slots, got, strict=True):
+                if type(f) is not int or f not in face_set(s.die):
+                    check_face(s.die, f)
+        self.thrown.extend(zip(slots, got, strict=True))
         return list(got)
 
     def throw_one(self, die: str, **kw) -> tuple[DieSlot, int]:
