@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any
+from typing import Any, NoReturn
 
 from ...rules.errors import FaceError, RuleParameterError
 from ...rules.source import DiceSource, FixedSource, RandomSource
@@ -103,13 +104,25 @@ def _param_help(p: Any) -> str:
         lo = "" if p.min is None else f"{p.min:g}"
         hi = "" if p.max is None else f"{p.max:g}"
         bits.append(f"range {lo}..{hi}")
-    bits.append("required" if p.required else f"default {p.default}")
+    bits.append("required" if p.required else "optional" if p.default is None else f"default {p.default}")
     return "; ".join(bits)
+
+
+class _CheckParser(argparse.ArgumentParser):
+    """argparse that raises instead of printing usage and exiting 2.
+
+    ``main`` turns a :class:`RuleParameterError` into the one ``dicetower: error:`` line;
+    argparse's own ``error()`` would dump the usage block and exit 2 (e.g. ``--level`` with
+    no value), which is neither one line nor the documented exit code 1.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise RuleParameterError(f"{self.prog.removeprefix('dicetower ')}: {message}")
 
 
 def build_check_parser(system: System, check: Check, command: str = "check") -> argparse.ArgumentParser:
     """The second-pass parser: one ``--name`` per parameter, plus faces/seed/json."""
-    parser = argparse.ArgumentParser(
+    parser = _CheckParser(
         prog=f"dicetower {command} {system.name} {check.name}",
         description=check.help,
         epilog=f"example: {check.example}" if check.example else None,
@@ -124,7 +137,7 @@ def build_check_parser(system: System, check: Check, command: str = "check") -> 
         kw: dict[str, Any] = {
             "dest": p.name,
             "default": None,
-            "help": _param_help(p),
+            "help": _param_help(p).replace("%", "%%"),  # argparse %-formats help ("health % before")
             "metavar": p.type.__name__.upper(),
         }
         if p.type is bool:  # --called (true), --called no
@@ -183,8 +196,20 @@ def exact_text(p: Fraction | float) -> str:
         text = str(p)
         if len(text) <= EXACT_MAX_CHARS:
             return text
-        return f"{float(p):.6e} (exact: {len(str(p.denominator))}-digit denominator)"
+        digits = f"(exact: {len(str(p.denominator))}-digit denominator)"
+        if 1 - p < Fraction(5, 10**7):  # would print as 1.000000e+00: show how far from 1 instead
+            return f"1 \u2212 {_sci(1 - p)} {digits}"
+        return f"{_sci(p)} {digits}"
     return f"{p:.6g}"
+
+
+def _sci(x: Fraction) -> str:
+    """``x`` to 7 significant digits, through :mod:`decimal` (a float underflows below 1e-308)."""
+    with localcontext() as ctx:
+        ctx.prec = 20
+        if x > Fraction(1, 10**300):  # in a float's range: its usual two-digit exponent
+            return f"{float(x):.6e}"
+        return f"{Decimal(x.numerator) / Decimal(x.denominator):.6e}"
 
 
 def make_source(ns: argparse.Namespace) -> DiceSource:

@@ -9,15 +9,18 @@ the sum back term by term.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from ..errors import RuleParameterError
 from ..odds import Dist
 from ..result import CheckResult, Flag, Odds, RolledDie
 from ..source import DieSlot, RollBudget
 from .base import Check, Param, System, validate_params
+from .format import MINUS, format_number
 
 __all__ = [
     "CAST_LEVEL_MOD",
@@ -93,8 +96,19 @@ _HEALTH_RANGE = (-1000.0, 1000.0)
 
 
 def _exact(x: float | int | None) -> Fraction | None:
-    """A typed-in health such as 74.5 as an exact fraction (via its decimal text, not its binary float)."""
-    return None if x is None else Fraction(str(x))
+    """A typed-in health such as 74.5 as an exact fraction (via its decimal text, not its binary float).
+
+    ``nan`` passes every range check (it compares false), so it is refused here by name.
+    """
+    if x is None:
+        return None
+    if isinstance(x, float) and not math.isfinite(x):
+        raise RuleParameterError(f"health must be a finite number, got {x}")
+    return Fraction(str(x))
+
+
+def _health_text(before: Fraction, after: Fraction) -> str:
+    return f"{format_number(before)} → {format_number(after)}"
 
 
 def _throw_d6(budget: RollBudget, n: int, what: str) -> tuple[list[DieSlot], list[int]]:
@@ -127,7 +141,13 @@ class ThresholdCheck(Check):
             total=total,
             outcome="success" if total >= TARGET else "failure",
             degree=total - TARGET,
-            details={"terms": terms, "dice_total": sum(faces), "target": TARGET, "margin": total - TARGET},
+            details={
+                "terms": terms,
+                "dice_total": sum(faces),
+                "target": TARGET,
+                "margin": total - TARGET,
+                "summary": f"total {total} vs {TARGET}",
+            },
         )
 
     def odds(self, **params: Any) -> Odds:
@@ -165,9 +185,13 @@ class DamageCheck(Check):
             "resistance": d_total,
             "percent": raw,
         }
+        summary = f"{a_total} {MINUS} {d_total} = {_signed(raw)}%"
+        summary += f" → {format_number(damage)}% damage" if raw > 0 else " → no damage"
         health = _exact(params.get("target_health"))
         if health is not None:
             details["new_health"] = health - damage
+            summary += f", health {_health_text(health, health - damage)}"
+        details["summary"] = summary
         return CheckResult(
             system="duelling",
             check=self.name,
@@ -190,6 +214,10 @@ class DamageCheck(Check):
         )
 
 
+def _signed(x: int) -> str:
+    return f"{MINUS}{-x}" if x < 0 else str(x)
+
+
 def _nonzero(p: dict[str, Fraction]) -> dict[str, Fraction]:
     """Only outcomes these parameters can produce (as :class:`Dist` drops impossible values)."""
     return {k: Fraction(v) for k, v in p.items() if v}
@@ -210,9 +238,17 @@ class D6Check(Check):
         slots, faces = _throw_d6(budget, 1, f"{self.name} die")
         amount = _damage(faces[0], params["half"])
         details: dict[str, Any] = {}
+        summary = f"+{format_number(amount)}% health" if self.gain else f"{format_number(amount)}% damage"
         health = _exact(params.get("current_health" if self.gain else "target_health"))
         if health is not None:
-            details["new_health"] = health + amount if self.gain else health - amount
+            after = health + amount if self.gain else health - amount
+            details["new_health"] = after
+            summary += (
+                f" ({_health_text(health, after)})"
+                if self.gain
+                else f", health {_health_text(health, after)}"
+            )
+        details["summary"] = summary
         return CheckResult(
             system="duelling",
             check=self.name,

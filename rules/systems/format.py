@@ -10,23 +10,60 @@ markdown stringifier, exploded dice carry a ``!``.
 
 from __future__ import annotations
 
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
 from ..errors import DiceError
 from ..result import CheckResult, Flag, RolledDie
 
-__all__ = ["format_die", "format_params", "format_probability", "format_result"]
+__all__ = ["format_die", "format_number", "format_params", "format_probability", "format_result"]
+
+#: Most decimal places :func:`format_number` writes out before it falls back to a float.
+MAX_PLACES = 12
+
+#: Sign put before a die whose value counts against the total (U+2212, as in the summaries).
+MINUS = "\u2212"
 
 
 def format_die(die: RolledDie) -> str:
-    """A face as chat text: ``6``, ``6!`` (exploded), ``~~3~~`` (rerolled or dropped)."""
+    """A face as chat text: ``6``, ``6!`` (exploded), ``−6`` (subtracted), ``~~3~~`` (rerolled or dropped)."""
     text = str(die.face)
+    if Flag.SUBTRACTED in die.flags:  # a Runic Flux botch reroll, a Duelling resistance die
+        text = MINUS + text
     if Flag.EXPLODED in die.flags:
         text += "!"
     if not die.counted:
         text = f"~~{text}~~"
     return text
+
+
+def format_number(x: int | float | Fraction) -> str:
+    """A number as people write it: halves as decimals (``75.5``, the Duelling seed's own example).
+
+    A :class:`~fractions.Fraction` whose decimal ends (denominator 2^a·5^b) is written out
+    exactly; any other fraction stays ``n/d`` rather than a rounded float.
+    """
+    if isinstance(x, Fraction):
+        if x.denominator == 1:
+            return str(x.numerator)
+        d = x.denominator
+        for p in (2, 5):
+            while d % p == 0:
+                d //= p
+        if d != 1:
+            return str(x)
+        sign, n = ("-" if x < 0 else ""), abs(x)
+        places = 0
+        while (n * 10**places).denominator != 1:  # ends: at most max(a, b) places
+            places += 1
+            if places > MAX_PLACES:  # a typed-in 1e-320: a float, not 320 digits of chat
+                return repr(float(x))
+        whole, frac = divmod((n * 10**places).numerator, 10**places)
+        return f"{sign}{whole}.{frac:0{places}d}"
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)
 
 
 def format_params(params: dict[str, Any], defaults: dict[str, Any] | None = None) -> str:
@@ -38,19 +75,38 @@ def format_params(params: dict[str, Any], defaults: dict[str, Any] | None = None
             continue
         if isinstance(v, bool):
             v = "yes" if v else "no"
+        elif isinstance(v, (int, float, Fraction)):
+            v = format_number(v)
         parts.append(f"{k}={v}")
     return " ".join(parts)
 
 
+def _sci(x: Fraction) -> str:
+    """``x`` as ``1.00e-398``: through :mod:`decimal`, since a float stops near 1e-308."""
+    with localcontext() as ctx:
+        ctx.prec = 12
+        if x > Fraction(1, 10**300):  # in a float's range: its usual two-digit exponent
+            return f"{float(x):.2e}"
+        return f"{Decimal(x.numerator) / Decimal(x.denominator):.2e}"
+
+
 def format_probability(p: Fraction | float) -> str:
-    """A probability as a short percentage: ``89.35%``, ``5%``, ``5.55e-04%``, ``0%``."""
+    """A probability as a short percentage: ``89.35%``, ``5%``, ``5.55e-04%``, ``0%``.
+
+    Only an exact 0 or 1 prints as ``0%`` or ``100%``: 1 - 1e-20 is ``1.0`` as a float, but
+    printing it as certain would be wrong, so what is left is worked out on the exact value.
+    """
+    exact = p if isinstance(p, Fraction) else Fraction(p)
+    if exact == 0 or exact == 1:
+        return f"{exact * 100}%"
     pct = float(p) * 100
-    if pct == 0 or pct == 100:
-        return f"{pct:.0f}%"
     if pct < 0.01:
-        return f"{pct:.2e}%"
+        return f"{_sci(exact * 100)}%"
     if pct > 99.99:  # keep the digits that say it is not certain
-        return f"{pct:.8f}".rstrip("0") + "%"
+        text = f"{pct:.8f}".rstrip("0")
+        if text.startswith("100"):  # too close to 1 for 8 places: say how far, never "100.%"
+            return f"100% {MINUS} {_sci((1 - exact) * 100)}%"
+        return text + "%"
     return f"{pct:.4g}%"
 
 
@@ -72,10 +128,10 @@ def format_result(result: CheckResult) -> str:
     faces = " ".join(format_die(d) for d in result.dice)
     summary = result.details.get("summary")
     if not summary:
-        summary = f"total {result.total}"
+        summary = f"total {format_number(result.total)}"
     line = f"{head}: {faces} → {summary} — {result.outcome}"
     if result.damage:
-        line += f", {result.damage} damage" if "damage" not in str(summary) else ""
+        line += f", {format_number(result.damage)} damage" if "damage" not in str(summary) else ""
     if result.odds and result.outcome in result.odds.probabilities:
         line += f" (P≈{format_probability(result.odds.probabilities[result.outcome])})"
     return line

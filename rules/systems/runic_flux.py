@@ -24,6 +24,7 @@ from ..odds import Dist
 from ..result import CheckResult, Flag, Odds, RolledDie
 from ..source import Purpose, Role, RollBudget
 from .base import Check, Param, System, validate_params
+from .format import MINUS
 
 __all__ = [
     "DIFFICULTIES",
@@ -118,6 +119,20 @@ class WildRoll:
     total: int
     critical: bool
     botch: bool
+
+    @property
+    def wild_total(self) -> int:
+        """What the Wild Die and its follow-ups added (negative after a botch)."""
+        return sum(int(d.value) for d in self.dice if d.slot.role is Role.WILD)
+
+    def text(self, stat: int) -> str:
+        """``skill 3 + wild 14 (critical) + stat 2 = 19``: the wild die apart, as the seed reads it."""
+        tag = " (critical)" if self.critical else " (botch)" if self.botch else ""
+        wild = self.wild_total
+        wild_text = f"{MINUS}{-wild}" if wild < 0 else str(wild)
+        total = self.total + stat
+        total_text = f"{MINUS}{-total}" if total < 0 else str(total)
+        return f"skill {self.total - wild} + wild {wild_text}{tag} + stat {stat} = {total_text}"
 
 
 def throw_pool(budget: RollBudget, level: int, who: str = "") -> WildRoll:
@@ -229,6 +244,7 @@ class SkillCheck(Check):
                 "difficulty_name": difficulty_name(difficulty),
                 "rolling_optional": difficulty_name(difficulty) == "Trivial",  # "Trivial (rolling optional)"
                 "margin": total - difficulty,
+                "summary": f"{pool.text(stat)} vs {difficulty} ({difficulty_name(difficulty)})",
             },
         )
 
@@ -289,6 +305,7 @@ class OpposedCheck(Check):
                 "margin": a - b,
                 "opponent_critical": theirs.critical,
                 "opponent_botch": theirs.botch,
+                "summary": f"{mine.text(params['stat'])} vs {theirs.text(params['opponent_stat'])}",
             },
         )
 

@@ -16,6 +16,7 @@ from ..odds import Dist
 from ..result import CheckResult, Flag, Odds, RolledDie
 from ..source import Role, RollBudget
 from .base import Check, Param, System, validate_params
+from .format import MINUS
 
 __all__ = [
     "CRIT_CHOICES",
@@ -129,6 +130,12 @@ class PercentileCheck(Check):
         roll = t + u  # printed faces: 00-90 and 0-9, so 00 + 0 reads 00 = 0
         dc, skill, crit, modifier = params["dc"], params["skill"], params["crit"], params["modifier"]
         outcome, passed, degree = judge(roll, dc, skill, crit, modifier)
+        result = roll + modifier
+        shown = f"{roll:02d}"
+        if modifier:
+            sign = "+" if modifier > 0 else MINUS
+            shown += f" {sign} {abs(modifier)} = " + (f"{MINUS}{-result}" if result < 0 else str(result))
+        summary = f"{shown} vs DC {dc}: degree of {'success' if passed else 'failure'} {degree}"
         return CheckResult(
             system="wcrpg",
             check=self.name,
@@ -146,6 +153,7 @@ class PercentileCheck(Check):
                 "degree_of": "success" if passed else "failure",
                 "crit_success_threshold": crit_success_threshold(skill),
                 "crit_failure_threshold": crit_failure_threshold(skill),
+                "summary": summary,
             },
         )
 
@@ -197,7 +205,10 @@ class SumCheck(Check):
             dice=dice,
             total=total,
             outcome="rolled",
-            details={"values": [int(d.value) for d in dice]},
+            details={
+                "values": [int(d.value) for d in dice],
+                "summary": " + ".join(str(int(d.value)) for d in dice) + f" = {total}",
+            },
         )
 
     def dist(self, x: int) -> Dist:

@@ -28,7 +28,7 @@ from .costs import (
     raw_damage,
 )
 from .pools import BOTCH_RULES, MAX_LEVEL, PoolRead, opposed_weights, pool_weights, read_pool
-from .scales import DEATH_BLOW_TARGETS, HitRead, read_4d6, read_d20
+from .scales import DEATH_BLOW_TARGETS, HitRead, hit_bonus, read_4d6, read_d20
 
 __all__ = [
     "AttackCheck",
@@ -55,7 +55,18 @@ _BOTCH_RULE = Param(
     choices=BOTCH_RULES,
     help="botch when ones exceed: 'dice' = 4-5 dice + 6s (default), 'total' = total successes",
 )
-_HB = Param("hb", int, default=0, min=0, max=100, help="hit bonus: +1 per 10 levels of the skill or stat")
+_HB = Param(
+    "hb",
+    int,
+    default=None,
+    min=0,
+    max=100,
+    help="hit bonus (several skills or stats summed); not given: level // 10, or 0 without a level",
+)
+#: The hit checks' optional skill level: "+1 HB per 10 Levels for each skill or stat".
+_HIT_LEVEL = Param(
+    "level", int, default=None, min=0, max=10 * 100, help="skill or stat level; HB = level // 10 unless --hb"
+)
 _CALLED = Param("called", bool, default=True, help="a critical was called (16+ crits only if called)")
 
 
@@ -121,6 +132,13 @@ def _odds(probs: dict[str, Fraction], outcomes: Sequence[str], note: str = "") -
     return Odds({o: probs.get(o, Fraction(0)) for o in outcomes}, note=note)
 
 
+def _hb(p: dict[str, Any]) -> int:
+    """The HB a hit roll adds: ``hb`` when given, else "+1 HB per 10 Levels" of ``level``, else 0."""
+    if p.get("hb") is not None:
+        return int(p["hb"])
+    return hit_bonus(p["level"]) if p.get("level") is not None else 0
+
+
 def _hit_die(slot: DieSlot, face: int, read: HitRead) -> RolledDie:
     flags = {Flag.KEPT}
     if read.grade in ("critical", "triple-critical"):
@@ -165,7 +183,10 @@ class PoolCheck(Check):
         dice.extend(_pool_dice(slots, faces, read))
         outcome = "botch" if read.botch else ("success" if read.successes else "failure")
         details = _pool_details("", level, read)
-        details.update(focus_rerolls=rerolls, focus_stamina=stamina, summary=read.summary())
+        summary = read.summary()
+        if rerolls:
+            summary += f", {rerolls} focus reroll{'s' if rerolls != 1 else ''}, {stamina} stamina"
+        details.update(focus_rerolls=rerolls, focus_stamina=stamina, summary=summary)
         return CheckResult(
             SYSTEM_NAME,
             self.name,
@@ -244,9 +265,10 @@ class HitCheck(Check):
     def roll(self, budget: RollBudget, **p: Any) -> CheckResult:
         _check_death_blow(p)
         slot, face = budget.throw_one("d20", label="hit die", reason="hit dice")
+        hb = _hb(p)
         read = read_d20(
             face,
-            p["hb"],
+            hb,
             called=p["called"],
             death_blow=p["death_blow"],
             no_death_blow_game=p["no_death_blow_game"],
@@ -254,6 +276,7 @@ class HitCheck(Check):
         outcome = "death-blow" if read.death_blow else read.grade
         details = {
             "natural": face,
+            "hb": hb,
             "hb_applied": read.hb_applied,
             "grade": read.grade,
             "death_blow_stamina": DEATH_BLOW_STAMINA if read.death_blow else 0,
@@ -272,7 +295,7 @@ class HitCheck(Check):
 
     def odds(self, **p: Any) -> Odds:
         _check_death_blow(p)
-        c = _d20_grades(p["hb"], p["called"], p["death_blow"], p["no_death_blow_game"])
+        c = _d20_grades(_hb(p), p["called"], p["death_blow"], p["no_death_blow_game"])
         return _odds({k: Fraction(v, 20) for k, v in c.items()}, self.outcomes)
 
 
@@ -290,13 +313,15 @@ class Hit4d6Check(Check):
     def roll(self, budget: RollBudget, **p: Any) -> CheckResult:
         slots = [budget.slot("d6", label=f"hit die {i + 1}") for i in range(4)]
         faces = budget.throw(slots, "4d6 hit dice")
-        read = read_4d6(faces, p["hb"], called=p["called"])
+        hb = _hb(p)
+        read = read_4d6(faces, hb, called=p["called"])
         dice = [_hit_die(s, f, read) for s, f in zip(slots, faces, strict=True)]
         details = {
             "natural": read.natural,
+            "hb": hb,
             "hb_applied": read.hb_applied,
             "ar_bonus": read.ar_bonus,
-            "summary": f"{read.total} ({read.grade})",
+            "summary": f"{read.total} ({read.grade})" + (f", +{read.ar_bonus} AR" if read.ar_bonus else ""),
         }
         return CheckResult(
             SYSTEM_NAME,
@@ -311,7 +336,8 @@ class Hit4d6Check(Check):
         )
 
     def odds(self, **p: Any) -> Odds:
-        c = Counter(read_4d6(f, p["hb"], called=p["called"]).grade for f in product(range(1, 7), repeat=4))
+        hb = _hb(p)
+        c = Counter(read_4d6(f, hb, called=p["called"]).grade for f in product(range(1, 7), repeat=4))
         return _odds({k: Fraction(v, 6**4) for k, v in c.items()}, self.outcomes)
 
 
@@ -324,9 +350,10 @@ class AttackCheck(Check):
 
     def roll(self, budget: RollBudget, **p: Any) -> CheckResult:
         slot, face = budget.throw_one("d20", label="hit die", reason="hit dice")
-        hit = read_d20(face, p["hb"], called=p["called"])
+        hb = _hb(p)
+        hit = read_d20(face, hb, called=p["called"])
         dice = [_hit_die(slot, face, hit)]
-        details: dict[str, Any] = {"natural": face, "grade": hit.grade, "hit_total": hit.total}
+        details: dict[str, Any] = {"natural": face, "hb": hb, "grade": hit.grade, "hit_total": hit.total}
         if not hit.lands:  # "Do not roll Dice if hit roll fails."
             details["summary"] = f"hit {hit.total}: miss"
             return CheckResult(SYSTEM_NAME, self.name, dict(p), dice, 0, "miss", damage=0, details=details)
@@ -376,7 +403,7 @@ class AttackCheck(Check):
         )
 
     def odds(self, **p: Any) -> Odds:
-        grades = _d20_grades(p["hb"], p["called"])
+        grades = _d20_grades(_hb(p), p["called"])
         lands = {g: Fraction(grades[g], 20) for g in ("hit", "critical", "triple-critical")}
         probs: dict[str, Fraction] = {"miss": Fraction(grades["miss"], 20)}
         if p["opponent_level"]:
@@ -610,7 +637,7 @@ def build_checks() -> dict[str, Check]:
         HitCheck(
             name="hit",
             help="hit dice: 1d20 + HB on the hit scale (death blows optional)",
-            params=(_HB, _CALLED, *death_params),
+            params=(_HB, _HIT_LEVEL, _CALLED, *death_params),
             outcomes=("miss", "hit", "critical", "triple-critical", "death-blow"),
             example="dicetower check wizard-quest hit --hb 2 --death_blow npc",
             sample_params=(
@@ -619,15 +646,16 @@ def build_checks() -> dict[str, Check]:
                 {"hb": 1, "death_blow": "npc"},
                 {"hb": 5, "death_blow": "pc"},
                 {"hb": 2, "death_blow": "pc", "no_death_blow_game": True},
+                {"level": 25},
             ),
         ),
         Hit4d6Check(
             name="hit-4d6",
             help="4d6 + HB hit dice when no d20 is available",
-            params=(_HB, _CALLED),
+            params=(_HB, _HIT_LEVEL, _CALLED),
             outcomes=("botch", "miss", "hit", "critical", "triple-critical"),
             example="dicetower check wizard-quest hit-4d6 --hb 1 --faces 6,6,6,2",
-            sample_params=({"hb": 0}, {"hb": 4}, {"hb": 2, "called": False}),
+            sample_params=({"hb": 0}, {"hb": 4}, {"hb": 2, "called": False}, {"level": 40}),
         ),
         AttackCheck(
             name="attack",

@@ -198,3 +198,63 @@ def test_odds_match_enumeration(name):
         odds = check.odds(**validate_params(check, params)).probabilities
         assert odds == brute_force(check, params)
         assert sum(odds.values()) == 1 and set(odds) <= set(check.outcomes)
+
+
+#: (check, base params, one modifier changed, its effect on the total) - every term of every formula.
+MODIFIER_EFFECTS = [
+    ("spell", {"level": 1, "ability": 1}, {"level": 3}, +2),
+    ("spell", {"level": 1, "ability": 1}, {"ability": 4}, +3),
+    ("spell", {"level": 1, "ability": 1}, {"ability_mod": -2}, -2),
+    ("spell", {"level": 1, "ability": 1}, {"rp_bonus": True}, +1),
+    ("spell", {"level": 1, "ability": 1}, {"specialized": True}, +2),
+    ("spell", {"level": 1, "ability": 1}, {"spell_level": "advanced"}, -2),
+    ("spell", {"level": 1, "ability": 1}, {"spell_level": "difficult"}, -4),
+    ("spell", {"level": 1, "ability": 1}, {"silent": True}, -4),
+    ("spell-damage", {"power": 5, "resistance": 1}, {"power_mod": 2}, +2),
+    ("spell-damage", {"power": 5, "resistance": 1}, {"specialized": True}, +2),
+    ("spell-damage", {"power": 5, "resistance": 1}, {"spell_level": "advanced"}, +1),
+    ("spell-damage", {"power": 5, "resistance": 1}, {"spell_level": "difficult"}, +2),
+    ("spell-damage", {"power": 5, "resistance": 1}, {"resistance": 3}, -2),
+    ("spell-damage", {"power": 5, "resistance": 1}, {"resistance_mod": 1}, -1),
+    ("spell-damage", {"power": 5, "resistance": 1}, {"silent": True}, +2),
+    ("physical", {"strength": 2}, {"strength_mod": 3}, +3),
+    ("physical", {"strength": 2}, {"rp_bonus": True}, +1),
+    ("physical-damage", {"strength": 5, "resistance": 1}, {"strength_mod": -1}, -1),
+    ("physical-damage", {"strength": 5, "resistance": 1}, {"resistance_mod": 2}, -2),
+    ("dodge", {"agility": 2}, {"agility_mod": 2}, +2),
+    ("dodge", {"agility": 2}, {"rp_bonus": True}, +1),
+    ("auto-dodge", {"agility": 5}, {"agility_mod": -1}, -1),
+    ("auto-dodge", {"agility": 5}, {"silent": True}, -2),
+    ("auto-dodge", {"agility": 5}, {"specialized": True}, -2),
+    ("potion", {"potions": 2}, {"potions_mod": 1}, +1),
+    ("potion", {"potions": 2}, {"rp_bonus": True}, +1),
+    ("potion", {"potions": 2}, {"potion_level": "advanced"}, -2),
+    ("potion", {"potions": 2}, {"potion_level": "difficult"}, -4),
+    ("potion-damage", {"potions": 5, "resistance": 1}, {"potions_mod": 2}, +2),
+    ("potion-damage", {"potions": 5, "resistance": 1}, {"potion_level": "advanced"}, +1),
+    ("potion-damage", {"potions": 5, "resistance": 1}, {"potion_level": "difficult"}, +2),
+    ("potion-damage", {"potions": 5, "resistance": 1}, {"resistance_mod": -3}, +3),
+]
+
+
+@pytest.mark.parametrize(("name", "base", "change", "effect"), MODIFIER_EFFECTS)
+def test_every_modifier_moves_the_total_by_the_seed_amount(name, base, change, effect):
+    n = 1 if name in ("spell", "auto-dodge") else 3 if name.endswith("damage") else 2
+    faces = [3] * n
+    before = roll(name, faces, **base).total
+    assert roll(name, faces, **{**base, **change}).total - before == effect
+
+
+def test_formulas_have_no_other_terms():
+    # With every stat 0 the total is the dice alone (the damage checks: 2d6 minus the 1d6).
+    assert roll("spell", [4], level=0, ability=0).total == 4
+    assert roll("physical", [4, 2], strength=0).total == 6
+    assert roll("dodge", [4, 2], agility=0).total == 6
+    assert roll("auto-dodge", [4], agility=0).total == 4
+    assert roll("potion", [4, 2], potions=0).total == 6
+    for name, stat in (
+        ("spell-damage", "power"),
+        ("physical-damage", "strength"),
+        ("potion-damage", "potions"),
+    ):
+        assert roll(name, [4, 2, 5], **{stat: 0, "resistance": 0}).total == 4 + 2 - 5

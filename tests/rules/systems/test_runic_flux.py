@@ -226,3 +226,11 @@ def test_random_rolls_land_on_outcomes_with_odds():
 def test_bad_params_are_refused(params):
     with pytest.raises(RuleParameterError):
         run_check(SYSTEM, "skill", FixedSource([]), params)
+
+
+def test_level_0_and_stat_0_are_allowed():
+    # The seed's level table starts at "Level 0" though skills are "between Level 1 and Level 4",
+    # and stats are "from 1 to 10": 0 is allowed for both so a bare wild die can be checked.
+    r = skill([4], level=0, stat=0, difficulty=4)
+    assert (r.total, r.outcome, len(r.dice)) == (4, "success", 1)
+    assert r.dice[0].slot.role is Role.WILD

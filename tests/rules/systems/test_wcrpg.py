@@ -168,3 +168,19 @@ def test_sample_odds_sum_to_one():
             odds = c.odds(**{**{p.name: p.default for p in c.params}, **params})
             assert sum(odds.probabilities.values()) == 1
             assert set(odds.probabilities) <= set(c.outcomes)
+
+
+def test_skill_is_capped_so_the_critical_bands_never_meet():
+    # success band <= skill // 10 (at most 50 at skill 500), failure band >= 90 + skill // 10 (capped 99)
+    with pytest.raises(RuleParameterError):
+        run_check(SYSTEM, "check", FixedSource([0, 0]), {"dc": 10, "skill": 501})
+    assert check(50, 0, dc=10, skill=500, crit="both").outcome == "critical-success"
+    assert check(50, 1, dc=10, skill=500, crit="both").outcome == "failure"
+    assert check(90, 9, dc=200, skill=500, crit="both").outcome == "critical-failure"
+
+
+def test_specialization_is_passed_as_the_summed_skill():
+    # "for specializations, this is a combination of the specialization's score plus its
+    # controlling Skill's score": 15 + 17 = 32 puts 00-03 in the critical-success band.
+    assert check(0, 3, dc=50, skill=15 + 17, crit="success").outcome == "critical-success"
+    assert check(0, 3, dc=50, skill=17, crit="success").outcome == "success"

@@ -230,6 +230,22 @@ def test_hit_bonus_per_ten_levels():
     assert [hit_bonus(x) for x in (0, 9, 10, 19, 20, 105)] == [0, 0, 1, 1, 2, 10]
 
 
+def test_hit_bonus_defaults_to_one_per_ten_levels_of_the_skill():
+    # "Hit Bonuses {HB}: +1 HB per 10 Levels for each skill or stat." An attack at Level 10 has
+    # HB 1 without being told; an explicit --hb (several skills or stats summed) replaces it.
+    r = roll("attack", [9] + [4] * 10, level=10, power=3)
+    assert (r.outcome, r.details["hb"], r.damage) == ("hit", 1, 3 + 10)
+    assert roll("attack", [9], level=10, hb=0, power=3).outcome == "miss"
+    assert roll("hit", [9], level=10).outcome == "hit"
+    assert roll("hit", [9], level=9).outcome == "miss"
+    assert roll("hit", [9], level=25, hb=0).outcome == "miss"
+    assert roll("hit", [9], level=25).details["hb"] == 2
+    assert roll("hit-4d6", [3, 3, 3, 2], level=10).outcome == "hit"  # 11 + 1
+    hit = SYSTEM.check("hit")
+    by_level = hit.odds(**validate_params(hit, {"level": 30})).probabilities
+    assert by_level == hit.odds(**validate_params(hit, {"hb": 3})).probabilities
+
+
 def test_death_blow_npc_needs_a_crit():
     assert roll("hit", [16], death_blow="npc").outcome == "death-blow"
     assert roll("hit", [13], hb=3, death_blow="npc").outcome == "death-blow"
@@ -274,6 +290,10 @@ def test_hit_odds():
         ((6, 6, 6, 1), 0, True, "triple-critical", 0),  # 3 Aces
         ((6, 6, 6, 1), 0, False, "hit", 0),
         ((6, 6, 6, 6), 0, True, "triple-critical", 1),  # 4 Aces: +1 AR
+        ((6, 6, 6, 6), 0, False, "hit", 1),  # "If 4 aces are rolled, character gains +1 AR": called or not
+        ((6, 6, 6, 5), 9, True, "triple-critical", 0),  # "Hit Bonus does not apply" to the Aces row
+        ((6, 6, 5, 5), 0, True, "critical", 0),  # 22 with two Aces: the 18-23 row
+        ((1, 1, 1, 1), 0, False, "botch", 0),
     ],
 )
 def test_4d6_hit_scale(faces, hb, called, grade, ar):
@@ -333,6 +353,20 @@ def test_attack_odds_match_enumeration():
     assert_odds_equal("attack", enumerate_odds("attack", ["d20", "d6", "d6"], **params), **params)
 
 
+def test_damage_rows_follow_the_hit_scale_not_9_to_15():
+    # PAD/MAD say "(roll of 9-15 with hit dice and HB)" but the hit scale says "3-9: Misses or
+    # fails, no damage": a total of 9 misses and throws no pool; 10 hits for normal damage.
+    r = roll("attack", [9], level=1, power=7)
+    assert (r.outcome, r.damage, len(r.dice)) == ("miss", 0, 1)
+    assert roll("attack", [10, 2], level=1, power=7).damage == 7
+
+
+def test_a_landed_hit_without_successes_still_does_its_row_damage():
+    # "weapon damage + strength + magic damage = PA damage + successes": 0 successes add 0.
+    r = roll("attack", [12, 2, 3], level=2, power=7, ac=2)
+    assert (r.outcome, r.damage, r.details["successes"]) == ("hit", 7 - 2, 0)
+
+
 def test_damage_never_negative():
     assert damage("physical", "hit", 3, 1, ac=10) == 0
     assert damage("magic", "miss", 30, 9) == 0
@@ -384,6 +418,13 @@ def test_saving_throws():
     assert r.outcome == "success" and len(r.dice) == 5
     assert roll("save-4d6", [5, 5, 5, 5]).outcome == "failure"
     assert_odds_equal("save-4d6", enumerate_odds("save-4d6", ["d6"] * 5, bonus=1), bonus=1)
+
+
+def test_save_has_no_automatic_natural_1_or_20():
+    # "Add save bonus to total. 11+ succeeds": unlike the hit scale, no face is named as automatic.
+    assert roll("save", [1], bonus=10).outcome == "success"
+    assert roll("save", [20], bonus=-10).outcome == "failure"
+    assert roll("save-4d6", [6, 1, 1, 1]).outcome == "success"  # "1 Ace succeeds", ones do not botch a save
 
 
 def test_initiative():
