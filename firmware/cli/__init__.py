@@ -50,6 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("dicetower: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # `dicetower ... | head` closed the pipe: not an error worth a message. Point stdout
+        # at devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # one line for people; the traceback under DICETOWER_DEBUG
         if os.environ.get("DICETOWER_DEBUG"):
             raise
