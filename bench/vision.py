@@ -1,0 +1,174 @@
+"""Benchmark: median ms per 640x640 photo on one core, our reader vs the classic baseline.
+
+    .venv/bin/python bench/vision.py [--photos 5] [--repeat 3] [--synth] [--json]
+
+Photos: real ``byler-d6`` photos (640x640, 1-25 dice a photo) with exactly 1, 10 and 25
+dice (up to ``--photos`` of each; the nearest count when none has it exactly), read from
+``<repo>/../shared/datasets``. Without the datasets (or with ``--synth``) rendered scenes
+from ``dicetower.vision.synth`` are used instead, and the table says so: synthetic figures
+are timings only, never an accuracy claim.
+
+Both readers see the SAME decoded frames; OpenCV runs on one thread
+(``cv2.setNumThreads(1)``) and each reader is warmed up once before timing (model loading
+is not a per-photo cost). Time is the ``read_frame`` call only, the median over
+photos x repeats. Accuracy columns score each reader's output against the labels with
+the eval matching rule (``dicetower.vision.evaluate``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from dicetower.vision.evaluate import DEFAULT_READER, FolderReport, ReadFn, resolve_reader, score_photo
+from dicetower.vision.imageio import load_image
+from dicetower.vision.manifest import ManifestEntry, read_manifest
+from dicetower.vision.synth import render_scene
+
+__all__ = ["BUCKETS", "main"]
+
+BUCKETS = (1, 10, 25)
+DATASET = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "byler-d6"
+READERS = {"ours": DEFAULT_READER, "classic": "dicetower.vision.baseline:read_frame"}
+
+
+@dataclass
+class Photo:
+    entry: ManifestEntry
+    frame: np.ndarray
+
+
+@dataclass
+class Cell:
+    ms: list[float] = field(default_factory=list)
+    report: FolderReport = field(default_factory=lambda: FolderReport("bench"))
+    error: str | None = None
+
+
+def real_photos(per_bucket: int) -> dict[int, list[Photo]]:
+    """Byler photos with exactly (else nearest to) 1, 10 and 25 dice."""
+    entries = list(read_manifest(DATASET))
+    chosen: dict[int, list[Photo]] = {}
+    for n in BUCKETS:
+        best = min(abs(len(e.dice) - n) for e in entries)
+        picked = [e for e in entries if abs(len(e.dice) - n) == best][:per_bucket]
+        chosen[n] = [Photo(e, load_image(e.image)) for e in picked]
+    return chosen
+
+
+def synth_photos(per_bucket: int) -> dict[int, list[Photo]]:
+    chosen: dict[int, list[Photo]] = {}
+    for n in BUCKETS:
+        chosen[n] = []
+        for i in range(per_bucket):
+            frame, _, labels = render_scene(1000 * n + i, n, (640, 640))
+            chosen[n].append(Photo(ManifestEntry(Path(f"synth_{n}_{i}.png"), tuple(labels), i + 1), frame))
+    return chosen
+
+
+def run_reader(read: ReadFn, photos: list[Photo], repeat: int) -> Cell:
+    cell = Cell()
+    for photo in photos:
+        reading = None
+        for _ in range(repeat):
+            start = time.perf_counter()
+            reading = read(photo.frame, None)
+            cell.ms.append((time.perf_counter() - start) * 1000.0)
+        cell.report.add(score_photo(photo.entry, reading))
+    return cell
+
+
+def _load(spec: str, frame: np.ndarray) -> tuple[ReadFn | None, str | None]:
+    """Resolve and warm up a reader; return (reader, None) or (None, why it cannot run)."""
+    try:
+        read = resolve_reader(spec)
+        read(frame, None)
+    except Exception as exc:  # report a missing model instead of aborting the other column
+        return None, f"{type(exc).__name__}: {exc}"
+    return read, None
+
+
+def _cell_json(cell: Cell) -> dict[str, Any] | None:
+    if cell.error:
+        return None
+    d = cell.report.to_json()
+    keys = ("dice", "correct", "wrong", "rejected", "missed", "false_positives")
+    return {"median_ms": round(statistics.median(cell.ms), 2), **{k: d[k] for k in keys}}
+
+
+def _fmt_cell(cell: Cell) -> tuple[str, str]:
+    if cell.error:
+        return "n/a", "n/a"
+    d = cell.report.to_json()
+    ms = f"{statistics.median(cell.ms):.1f}"
+    return ms, f"{d['correct']}/{d['dice']} ({100 * d['accuracy']:.1f}%) wrong {d['wrong']}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--photos", type=int, default=5, help="photos per dice count (default 5)")
+    parser.add_argument("--repeat", type=int, default=3, help="timed reads per photo (default 3)")
+    parser.add_argument("--synth", action="store_true", help="use rendered scenes even if datasets exist")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument(
+        "--reader", default=DEFAULT_READER, metavar="MODULE:FUNC", help="our reader (default %(default)s)"
+    )
+    args = parser.parse_args(argv)
+    if not 1 <= args.photos <= 50 or not 1 <= args.repeat <= 20:
+        parser.error("--photos must be 1..50 and --repeat 1..20")
+    cv2.setNumThreads(1)
+    use_real = DATASET.is_dir() and not args.synth
+    photos = real_photos(args.photos) if use_real else synth_photos(args.photos)
+    source = "byler-d6 (real photos)" if use_real else "synthetic scenes (timing only; no accuracy claim)"
+    first = photos[BUCKETS[0]][0].frame
+    readers: dict[str, tuple[Callable[..., Any] | None, str | None]] = {
+        name: _load(spec, first) for name, spec in {**READERS, "ours": args.reader}.items()
+    }
+    results: dict[int, dict[str, Cell]] = {}
+    for n, group in photos.items():
+        results[n] = {
+            name: run_reader(read, group, args.repeat) if read is not None else Cell(error=error)
+            for name, (read, error) in readers.items()
+        }
+    print(f"photos: {source}; 640x640; cv2.setNumThreads(1); median of photos x {args.repeat} reads")
+    header = (
+        f"{'dice':>4} {'photos':>6} {'counts':>8} | {'ours ms':>8} {'classic ms':>10} | "
+        f"{'ours correct':<28} {'classic correct':<28}"
+    )
+    print(header)
+    print("-" * len(header))
+    for n, cells in results.items():
+        counts = sorted({len(p.entry.dice) for p in photos[n]})
+        ours_ms, ours_acc = _fmt_cell(cells["ours"])
+        classic_ms, classic_acc = _fmt_cell(cells["classic"])
+        count_text = ",".join(str(c) for c in counts)
+        print(
+            f"{n:>4} {len(photos[n]):>6} {count_text:>8} | {ours_ms:>8} {classic_ms:>10} | "
+            f"{ours_acc:<28} {classic_acc:<28}"
+        )
+    for name, (_, error) in readers.items():
+        if error:
+            print(f"{name} reader unavailable: {error}", file=sys.stderr)
+    if args.json:
+        out = {
+            "source": source,
+            "buckets": {
+                str(n): {name: _cell_json(c) for name, c in cells.items()} for n, cells in results.items()
+            },
+            "errors": {name: error for name, (_, error) in readers.items() if error},
+        }
+        print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

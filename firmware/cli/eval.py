@@ -1,0 +1,174 @@
+"""``dicetower eval DIR [DIR...]``: read every labelled photo of a folder and score the reader.
+
+Each folder holds ``manifest.jsonl`` (see ``docs/vision.md``). The metrics and the matching
+rule are defined in :mod:`dicetower.vision.evaluate`; this module only runs and prints them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import cv2
+
+from ...vision.evaluate import (
+    DEFAULT_READER,
+    FolderReport,
+    PhotoResult,
+    evaluate_folder,
+    resolve_reader,
+    select_entries,
+)
+from ...vision.imageio import ImageError, load_image
+
+__all__ = ["MAX_SAVED_FAILURES", "register", "run"]
+
+#: At most this many failed photos are saved per folder by ``--save-failures``.
+MAX_SAVED_FAILURES = 2000
+
+EXAMPLES = """\
+examples:
+  dicetower eval ../shared/datasets/byler-d6
+  dicetower eval ../shared/datasets/*-d6 --json --split test
+  dicetower eval recordings/ --save-failures /tmp/failures --limit 50
+"""
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "eval",
+        help="score the dice reader on folders of labelled photos",
+        description="Read every photo listed in each folder's manifest.jsonl and report accuracy, "
+        "confidently-wrong and reject rates, per-face figures and the median read time.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("folders", nargs="+", metavar="DIR", type=Path, help="folder with manifest.jsonl")
+    p.add_argument("--json", action="store_true", help="print one JSON object per folder (one a line)")
+    p.add_argument(
+        "--save-failures", metavar="OUT", type=Path, help="write annotated photos and crops of failures"
+    )
+    p.add_argument("--limit", metavar="N", type=_positive, help="read N photos per folder, spread evenly")
+    p.add_argument("--split", choices=("train", "val", "test"), help="only photos of this split")
+    p.add_argument(
+        "--kinds", metavar="KIND[,KIND]", type=_kinds, help="only labels of these die kinds (e.g. d6)"
+    )
+    p.add_argument(
+        "--reader", default=DEFAULT_READER, metavar="MODULE:FUNC", help="reader (default %(default)s)"
+    )
+    p.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def _kinds(text: str) -> tuple[str, ...]:
+    kinds = tuple(k.strip() for k in text.split(",") if k.strip())
+    if not kinds or not all(re.fullmatch(r"d\d+t?", k) for k in kinds):
+        raise argparse.ArgumentTypeError(f"kinds are like d6,d20: got {text!r}")
+    return kinds
+
+
+def run(args: argparse.Namespace) -> int:
+    for folder in args.folders:
+        if not (folder / "manifest.jsonl").is_file():
+            raise ImageError(f"{folder}: no manifest.jsonl (expected one JSON object per photo)")
+    read = resolve_reader(args.reader)
+    progress = sys.stderr.isatty()
+    for folder in args.folders:
+        name = folder.resolve().name
+        entries = select_entries(folder, split=args.split, limit=args.limit, kinds=args.kinds)
+        report = FolderReport(name)
+        saved = 0
+        for i, result in enumerate(evaluate_folder(folder, read, entries=entries), 1):
+            report.add(result)
+            if args.save_failures is not None and result.failed and saved < MAX_SAVED_FAILURES:
+                save_failure(args.save_failures / name, result)
+                saved += 1
+            if progress:
+                _progress(sys.stderr, name, i, len(entries))
+        if progress:
+            sys.stderr.write("\r\033[K")
+        for example in report.error_examples:
+            print(f"dicetower: warning: {example}", file=sys.stderr)
+        data = report.to_json()
+        if args.json:
+            print(json.dumps(data), flush=True)
+        else:
+            print_report(data)
+    return 0
+
+
+def _progress(out: TextIO, name: str, i: int, n: int) -> None:
+    width = 30
+    done = round(width * i / n) if n else width
+    out.write(f"\r{name} [{'#' * done}{'.' * (width - done)}] {i}/{n}")
+    out.flush()
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.2f}%"
+
+
+def print_report(d: dict[str, Any], out: TextIO | None = None) -> None:
+    """The human-readable form of one folder's ``--json`` object."""
+    out = out or sys.stdout
+    ms = f"{d['median_ms']:.1f} ms" if d["median_ms"] is not None else "-"
+    parts = [
+        f"{d['dataset']}: {d['photos']} photos, {d['dice']} dice",
+        f"correct {d['correct']} ({_pct(d['accuracy'])})",
+        f"wrong {d['wrong']} ({_pct(d['wrong_rate'])})",
+        f"rejected {d['rejected']} ({_pct(d['reject_rate'])})",
+        f"missed {d['missed']}",
+        f"false positives {d['false_positives']}",
+        f"reject ratio {d['reject_ratio']:.2f}",
+        f"median {ms}/photo",
+    ]
+    print(" | ".join(parts), file=out)
+    for kind, faces in d["per_face"].items():
+        cells = "  ".join(
+            f"{f}: {_pct(v['accuracy'])} (rej {_pct(v['reject_rate'])}, n={v['dice']})"
+            for f, v in faces.items()
+        )
+        print(f"  {kind} per face  {cells}", file=out)
+    if d["cocked"]["dice"]:
+        c = d["cocked"]
+        counts = f"rejected {c['rejected']}, read {c['read']}, missed {c['missed']}"
+        print(f"  cocked: {c['dice']} ({counts})", file=out)
+    if d["errors"]:
+        print(f"  photos that failed to load or read: {d['errors']}", file=out)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)[:80]
+
+
+def save_failure(out_dir: Path, result: PhotoResult) -> None:
+    """Write the annotated photo and a crop of each failed die under ``out_dir``."""
+    from ...vision.annotate import annotate_result, crop_box
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = _slug(result.entry.relpath.rsplit(".", 1)[0] if result.entry.relpath else result.entry.image.stem)
+    try:
+        frame = load_image(result.entry.image)
+    except ImageError:
+        (out_dir / f"{stem}.error.txt").write_text((result.error or "unreadable photo") + "\n")
+        return
+    cv2.imwrite(str(out_dir / f"{stem}.png"), annotate_result(frame, result))
+    for i, s in enumerate(result.scored):
+        if not s.right:
+            name = f"{stem}_{i}_{s.verdict}_L{s.label.face}_R{_slug(s.read_text)}.png"
+            cv2.imwrite(str(out_dir / name), crop_box(frame, s.box))
+    for j, d in enumerate(result.false_positives):
+        cv2.imwrite(str(out_dir / f"{stem}_fp{j}.png"), crop_box(frame, d.box))

@@ -1,0 +1,85 @@
+"""``dicetower read IMAGE``: read the dice in one photo and print them (or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import cv2
+
+from ...vision.evaluate import DEFAULT_READER, resolve_reader
+from ...vision.imageio import ImageError, load_image, load_image_info
+from ...vision.reading import Reading, ReadStatus
+
+__all__ = ["format_reading", "register", "run"]
+
+EXAMPLES = """\
+examples:
+  dicetower read roll.jpg
+  dicetower read roll.jpg --reference empty-tray.jpg --annotate /tmp/roll.png
+  dicetower read roll.jpg --json
+"""
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "read",
+        help="read the dice in one photo",
+        description="Find the dice in a photo and read their faces; unreadable dice come with a reason.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("image", type=Path, metavar="IMAGE", help="photo (JPEG, PNG, BMP, ...)")
+    p.add_argument("--json", action="store_true", help="print the reading as JSON")
+    p.add_argument("--annotate", metavar="OUT.png", type=Path, help="write the photo with the reading drawn")
+    p.add_argument("--reference", metavar="EMPTY", type=Path, help="photo of the empty tray, same light")
+    p.add_argument("--reader", default=DEFAULT_READER, metavar="MODULE:FUNC", help=argparse.SUPPRESS)
+    p.set_defaults(func=run)
+
+
+def format_reading(reading: Reading) -> str:
+    """One line with the faces, then one line per die."""
+    if not reading.dice:
+        return "no dice found (empty tray)"
+    faces = " ".join(str(f) for f in reading.faces)
+    head = f"{len(reading.dice)} dice: {faces or '-'}"
+    if reading.unreadable:
+        head += f" ({len(reading.unreadable)} unreadable)"
+    lines = [head]
+    for d in sorted(reading.dice, key=lambda d: (d.box[1], d.box[0])):
+        x, y, w, h = (round(v) for v in d.box)
+        if d.status is ReadStatus.READ:
+            what = f"{d.kind} {d.face}"
+        else:
+            what = f"{d.kind} unreadable ({d.reason.value if d.reason else '?'})"
+        colour = f" {d.colour}" if d.colour else ""
+        lines.append(f"  {what:<28} at {x},{y} {w}x{h}{colour} confidence {d.confidence:.2f}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.annotate is not None and args.annotate.suffix.lower() not in (".png", ".jpg", ".jpeg", ".bmp"):
+        raise ImageError(f"{args.annotate}: --annotate needs a .png, .jpg or .bmp file name")
+    info = load_image_info(args.image)
+    reference = load_image(args.reference) if args.reference is not None else None
+    read = resolve_reader(args.reader)
+    start = time.perf_counter()
+    reading = read(info.frame, reference)
+    ms = (time.perf_counter() - start) * 1000.0
+    if args.json:
+        data = reading.to_json()
+        data["image"] = str(args.image)
+        data["load_scale"] = info.scale
+        data["read_ms"] = round(ms, 2)
+        print(json.dumps(data))
+    else:
+        print(format_reading(reading))
+    if args.annotate is not None:
+        from ...vision.annotate import annotate_reading
+
+        if not cv2.imwrite(str(args.annotate), annotate_reading(info.frame, reading)):
+            raise ImageError(f"{args.annotate}: could not write the annotated photo")
+    return 0

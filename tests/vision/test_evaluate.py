@@ -1,0 +1,295 @@
+"""Matching and metrics on hand-built readings: every count is worked out by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from dicetower.vision.evaluate import (
+    REJECT_RATE_FLOOR,
+    EvalError,
+    FolderReport,
+    Outcome,
+    evaluate_folder,
+    match_dice,
+    reject_ratio,
+    resolve_reader,
+    score_photo,
+    select_entries,
+)
+from dicetower.vision.manifest import LabelledDie, ManifestEntry, write_manifest_line
+from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
+
+
+def _read(x: float, y: float, face: int | None, size: float = 40.0, kind: str = "d6") -> DieReading:
+    if face is None:
+        why = UnreadableReason.LOW_CONFIDENCE
+        return DieReading((x, y, size, size), kind, None, ReadStatus.UNREADABLE, why)
+    return DieReading((x, y, size, size), kind, face, ReadStatus.READ, confidence=0.9)
+
+
+def _entry(*dice: LabelledDie) -> ManifestEntry:
+    return ManifestEntry(Path("/nowhere/x.jpg"), tuple(dice), 1, "x.jpg")
+
+
+def _reading(*dice: DieReading, w: int = 640, h: int = 480) -> Reading:
+    return Reading(tuple(dice), w, h)
+
+
+# --- matching --------------------------------------------------------------------------------
+
+
+def test_match_within_half_size_only() -> None:
+    label = [(100.0, 100.0, 40.0, 40.0)]  # centre (120, 120), radius 20
+    assert match_dice(label, [(119.0, 100.0, 40.0, 40.0)]) == ([0], [])  # centre 19 px away
+    assert match_dice(label, [(121.0, 100.0, 40.0, 40.0)]) == ([None], [0])  # 21 px away
+    # radius uses the longer side: a 40x10 label reaches 20 px sideways
+    assert match_dice([(0.0, 0.0, 40.0, 10.0)], [(15.0, -2.0, 10.0, 10.0)]) == ([0], [])
+
+
+def test_match_is_one_to_one_nearest_first() -> None:
+    labels = [(0.0, 0.0, 40.0, 40.0), (30.0, 0.0, 40.0, 40.0)]  # centres (20,20), (50,20)
+    reads = [(28.0, 0.0, 40.0, 40.0)]  # centre (48,20): 28 from label 0 (too far), 2 from label 1
+    assert match_dice(labels, reads) == ([None, 0], [])
+    reads = [(2.0, 0.0, 40.0, 40.0), (10.0, 0.0, 40.0, 40.0)]  # centres (22,20), (30,20)
+    # label 0 takes the nearer (22), label 1 gets the other (20 px away, on its radius)
+    assert match_dice(labels, reads) == ([0, 1], [])
+
+
+def test_match_empty_sides() -> None:
+    assert match_dice([], [(0.0, 0.0, 5.0, 5.0)]) == ([], [0])
+    assert match_dice([(0.0, 0.0, 5.0, 5.0)], []) == ([None], [])
+
+
+# --- outcomes --------------------------------------------------------------------------------
+
+
+def test_outcomes_of_one_photo() -> None:
+    entry = _entry(
+        LabelledDie("d6", 5, (0, 0, 40, 40)),  # read 5: correct
+        LabelledDie("d6", 2, (100, 0, 40, 40)),  # read 3: wrong
+        LabelledDie("d6", 6, (200, 0, 40, 40)),  # unreadable: rejected
+        LabelledDie("d6", 1, (300, 0, 40, 40)),  # nothing there: missed
+        LabelledDie("d20", 5, (400, 0, 40, 40)),  # read as a d6 5: wrong kind is wrong
+    )
+    reading = _reading(
+        _read(2, 1, 5), _read(98, 0, 3), _read(200, 3, None), _read(400, 0, 5), _read(500, 300, 4)
+    )
+    result = score_photo(entry, reading)
+    assert [s.outcome for s in result.scored] == [
+        Outcome.CORRECT,
+        Outcome.WRONG,
+        Outcome.REJECTED,
+        Outcome.MISSED,
+        Outcome.WRONG,
+    ]
+    assert [s.read_text for s in result.scored] == ["5", "3", "rejected", "missed", "d6:5"]
+    assert [d.box for d in result.false_positives] == [(500, 300, 40, 40)]
+    assert result.failed
+
+
+def test_whole_photo_label_and_scale() -> None:
+    entry = _entry(LabelledDie("d6", 4))
+    # a 128x128 crop; the reader finds the die off-centre and a speck in the corner
+    result = score_photo(entry, _reading(_read(40, 30, 4, 50), _read(0, 0, 1, 6), w=128, h=128))
+    assert result.scored[0].outcome is Outcome.CORRECT
+    assert result.scored[0].box == (0, 0, 128, 128)
+    assert len(result.false_positives) == 1
+    # boxes are scaled into frame pixels when the photo was downscaled for reading
+    boxed = _entry(LabelledDie("d6", 4, (200, 200, 80, 80)))
+    assert score_photo(boxed, _reading(_read(100, 100, 4)), scale=0.5).scored[0].outcome is Outcome.CORRECT
+    assert score_photo(boxed, _reading(_read(100, 100, 4)), scale=1.0).scored[0].outcome is Outcome.MISSED
+
+
+def test_cocked_labels_are_scored_apart() -> None:
+    entry = _entry(
+        LabelledDie("d6", 3, (0, 0, 40, 40), cocked=True),
+        LabelledDie("d6", 3, (100, 0, 40, 40), cocked=True),
+        LabelledDie("d6", 6, (200, 0, 40, 40)),
+    )
+    result = score_photo(entry, _reading(_read(0, 0, None), _read(100, 0, 3), _read(200, 0, 6)))
+    assert result.failed  # the second cocked die was read as a face
+    report = FolderReport("t")
+    report.add(result)
+    d = report.to_json()
+    assert (d["dice"], d["correct"]) == (1, 1)
+    assert d["cocked"] == {"dice": 2, "rejected": 1, "read": 1, "missed": 0}
+
+
+def test_all_right_photo_is_not_a_failure() -> None:
+    entry = _entry(LabelledDie("d6", 3, (0, 0, 40, 40), cocked=True), LabelledDie("d6", 1, (100, 0, 40, 40)))
+    assert not score_photo(entry, _reading(_read(0, 0, None), _read(100, 0, 1))).failed
+
+
+# --- folder report ---------------------------------------------------------------------------
+
+
+def test_folder_report_counts_and_rates() -> None:
+    report = FolderReport("hand")
+    # photo 1: 1 correct, 1 wrong (2 read as 3)
+    report.add(
+        score_photo(
+            _entry(LabelledDie("d6", 1, (0, 0, 40, 40)), LabelledDie("d6", 2, (100, 0, 40, 40))),
+            _reading(_read(0, 0, 1), _read(100, 0, 3)),
+            ms=10.0,
+        )
+    )
+    # photo 2: 1 correct (2), 1 rejected (1), 1 false positive
+    report.add(
+        score_photo(
+            _entry(LabelledDie("d6", 2, (0, 0, 40, 40)), LabelledDie("d6", 1, (100, 0, 40, 40))),
+            _reading(_read(0, 0, 2), _read(100, 0, None), _read(300, 300, 6)),
+            ms=30.0,
+        )
+    )
+    # photo 3: failed to load, its die is missed
+    report.add(score_photo(_entry(LabelledDie("d6", 1, (0, 0, 40, 40))), None, error="x.jpg: truncated"))
+    d = report.to_json()
+    assert json.loads(json.dumps(d)) == d  # plain JSON
+    assert {k: d[k] for k in ("dataset", "photos", "dice", "correct", "wrong", "rejected", "missed")} == {
+        "dataset": "hand",
+        "photos": 3,
+        "dice": 5,
+        "correct": 2,
+        "wrong": 1,
+        "rejected": 1,
+        "missed": 1,
+    }
+    assert d["false_positives"] == 1 and d["errors"] == 1 and d["error_examples"] == ["x.jpg: truncated"]
+    assert d["accuracy"] == pytest.approx(2 / 5)
+    assert d["wrong_rate"] == pytest.approx(1 / 5)
+    assert d["median_ms"] == pytest.approx(20.0)
+    face1, face2 = d["per_face"]["d6"]["1"], d["per_face"]["d6"]["2"]
+    assert (face1["dice"], face1["correct"], face1["rejected"], face1["missed"]) == (3, 1, 1, 1)
+    assert (face2["dice"], face2["correct"], face2["wrong"]) == (2, 1, 1)
+    assert face1["reject_rate"] == pytest.approx(1 / 3, abs=1e-4) and face2["reject_rate"] == 0
+    assert d["confusion"]["d6"] == {"1": {"1": 1, "missed": 1, "rejected": 1}, "2": {"2": 1, "3": 1}}
+    # reject ratio: (1/3) / floor
+    assert d["reject_ratio"] == pytest.approx((1 / 3) / REJECT_RATE_FLOOR, rel=1e-3)
+    assert d["per_kind"]["d6"]["dice"] == 5
+
+
+def test_reject_ratio_floor() -> None:
+    def faces(*pairs: tuple[int, int]) -> dict[str, dict[str, float]]:
+        return {str(i): {"dice": n, "reject_rate": r / n} for i, (r, n) in enumerate(pairs, 1)}
+
+    assert reject_ratio(faces((0, 100), (0, 100))) == 1.0
+    assert reject_ratio(faces((0, 100), (1, 200))) == 1.0  # 0% vs 0.5%: both under the floor
+    assert reject_ratio(faces((2, 100), (4, 100))) == pytest.approx(2.0)
+    assert reject_ratio(faces((3, 100), (0, 100))) == pytest.approx(3.0)
+    assert reject_ratio(faces((3, 100))) == 1.0
+    assert reject_ratio({"1": {"dice": 0, "reject_rate": 0.0}, "2": {"dice": 10, "reject_rate": 0.5}}) == 1.0
+
+
+def test_empty_report() -> None:
+    d = FolderReport("empty").to_json()
+    assert d["dice"] == 0 and d["accuracy"] == 0.0 and d["median_ms"] is None and d["per_face"] == {}
+
+
+# --- running over a folder -------------------------------------------------------------------
+
+
+def _folder(tmp_path: Path, n: int, face_of: list[int]) -> Path:
+    (tmp_path / "images").mkdir()
+    with (tmp_path / "manifest.jsonl").open("w") as fh:
+        for i in range(n):
+            img = np.full((64, 80 + i, 3), 120, np.uint8)
+            cv2.imwrite(str(tmp_path / f"images/p{i}.png"), img)
+            dice = [LabelledDie("d6", face_of[i % len(face_of)], (10, 10, 30, 30))]
+            if i % 2:
+                dice.append(LabelledDie("d20", 7, (40, 10, 30, 30)))
+            write_manifest_line(fh, f"images/p{i}.png", dice)
+    return tmp_path
+
+
+def test_select_entries_limit_spreads_over_manifest(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, 10, [1])
+    picked = select_entries(folder, limit=3)
+    assert [e.relpath for e in picked] == ["images/p0.png", "images/p3.png", "images/p6.png"]
+    assert len(select_entries(folder, limit=50)) == 10
+
+
+def test_select_entries_kinds_drops_labels_and_empty_photos(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, 4, [1])
+    d20 = select_entries(folder, kinds=["d20"])
+    assert [e.relpath for e in d20] == ["images/p1.png", "images/p3.png"]
+    assert all(d.die == "d20" for e in d20 for d in e.dice)
+    assert sum(len(e.dice) for e in select_entries(folder, kinds=["d6"])) == 4
+
+
+def test_select_entries_split_partitions(tmp_path: Path) -> None:
+    pytest.importorskip("dicetower.vision.training.splits")
+    folder = _folder(tmp_path, 30, [1])
+    parts = [select_entries(folder, split=s) for s in ("train", "val", "test")]
+    assert sum(len(p) for p in parts) == 30
+    assert len({e.relpath for p in parts for e in p}) == 30
+
+
+def test_evaluate_folder_times_reader_and_survives_bad_photos(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, 3, [4, 5, 6])
+    (folder / "images/p1.png").write_bytes(b"\x89PNG\r\n\x1a\n broken")
+    seen: list[tuple[int, int]] = []
+
+    def reader(frame: np.ndarray, reference: np.ndarray | None) -> Reading:
+        seen.append(frame.shape[:2])
+        if frame.shape[1] == 82:
+            raise RuntimeError("boom")
+        return Reading((_read(10, 10, 4, 30),), 0, 0)
+
+    results = list(evaluate_folder(folder, reader))
+    assert seen == [(64, 80), (64, 82)]  # p1 never reached the reader
+    assert [r.error is None for r in results] == [True, False, False]
+    assert "truncated PNG" in (results[1].error or "")
+    assert "reader failed: RuntimeError: boom" in (results[2].error or "")
+    assert results[0].scored[0].outcome is Outcome.CORRECT and results[0].ms is not None
+    assert results[0].reading is not None and results[0].reading.width == 80  # filled in from the frame
+    report = FolderReport("t")
+    for r in results:
+        report.add(r)
+    d = report.to_json()
+    # p0: 1 die (correct); p1: 2 dice (bad file: missed); p2: 1 die (reader raised: missed)
+    assert (d["dice"], d["correct"], d["missed"], d["errors"]) == (4, 1, 3, 2)
+
+
+def test_reference_is_passed_to_the_reader(tmp_path: Path) -> None:
+    (tmp_path / "images").mkdir()
+    cv2.imwrite(str(tmp_path / "images/a.png"), np.full((20, 20, 3), 10, np.uint8))
+    cv2.imwrite(str(tmp_path / "images/e.png"), np.full((20, 20, 3), 99, np.uint8))
+    with (tmp_path / "manifest.jsonl").open("w") as fh:
+        write_manifest_line(fh, "images/a.png", [LabelledDie("d6", 1)], reference="images/e.png")
+    refs: list[int] = []
+
+    def reader(frame: np.ndarray, reference: np.ndarray | None) -> Reading:
+        assert reference is not None
+        refs.append(int(reference[0, 0, 0]))
+        return Reading((), 20, 20)
+
+    (result,) = evaluate_folder(tmp_path, reader)
+    assert refs == [99] and result.scored[0].outcome is Outcome.MISSED
+
+
+def test_resolve_reader_errors() -> None:
+    with pytest.raises(EvalError, match="module:function"):
+        resolve_reader("nocolon")
+    with pytest.raises(EvalError, match="cannot import"):
+        resolve_reader("dicetower.no_such_module:read_frame")
+    with pytest.raises(EvalError, match="no callable"):
+        resolve_reader("dicetower.vision.evaluate:NOPE")
+    read = resolve_reader("dicetower.vision.baseline:read_frame")
+    assert isinstance(read(np.zeros((32, 32, 3), np.uint8), None), Reading)
+
+
+def test_a_reader_that_always_fails_stops_the_eval(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, 8, [1])
+
+    def broken(frame: np.ndarray, reference: np.ndarray | None) -> Reading:
+        raise FileNotFoundError("model.onnx")
+
+    results = []
+    with pytest.raises(EvalError, match=r"first 5 photos; last: .*FileNotFoundError: model\.onnx"):
+        results.extend(evaluate_folder(folder, broken))
+    assert len(results) == 4
+    assert len(list(evaluate_folder(folder, broken, give_up_after=None))) == 8
