@@ -1,0 +1,220 @@
+"""The d6 face reader and the frame reader: synthetic dice drawn here, and real labelled photos."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from dicetower.vision.locate import DieCandidate
+from dicetower.vision.pips import D6Reader, ReaderModelError, blur_score, count_pips, crop_die
+from dicetower.vision.reader import FrameReader
+from dicetower.vision.reading import ReadStatus, UnreadableReason
+
+DATASETS = Path(__file__).parents[2] / ".." / "shared" / "datasets"
+MODELS = Path(__file__).parents[2] / "vision" / "models"
+
+#: Pip centres on a unit face, per face value (the standard layout).
+_LAYOUT = {
+    1: [(0.5, 0.5)],
+    2: [(0.25, 0.25), (0.75, 0.75)],
+    3: [(0.25, 0.25), (0.5, 0.5), (0.75, 0.75)],
+    4: [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)],
+    5: [(0.25, 0.25), (0.75, 0.25), (0.5, 0.5), (0.25, 0.75), (0.75, 0.75)],
+    6: [(0.25, 0.22), (0.75, 0.22), (0.25, 0.5), (0.75, 0.5), (0.25, 0.78), (0.75, 0.78)],
+}
+
+
+def draw_die(
+    face: int,
+    angle: float = 0.0,
+    *,
+    side: int = 60,
+    body: tuple[int, int, int] = (235, 235, 235),
+    pip: tuple[int, int, int] = (20, 20, 20),
+    background: tuple[int, int, int] = (120, 120, 120),
+    canvas: int = 160,
+) -> tuple[np.ndarray, tuple[float, float, float, float]]:
+    """A BGR frame with one top-down die (rounded square, ``face`` pips) rotated by ``angle``."""
+    img = np.full((canvas, canvas, 3), background, np.uint8)
+    c = canvas / 2
+    rot = math.radians(angle)
+
+    def to_frame(u: float, v: float) -> tuple[float, float]:
+        x, y = (u - 0.5) * side, (v - 0.5) * side
+        return (c + x * math.cos(rot) - y * math.sin(rot), c + x * math.sin(rot) + y * math.cos(rot))
+
+    corners = np.array([to_frame(u, v) for u, v in ((0, 0), (1, 0), (1, 1), (0, 1))], np.float32)
+    cv2.fillPoly(img, [np.round(corners * 16).astype(np.int32)], body, cv2.LINE_AA, shift=4)
+    for u, v in _LAYOUT[face]:
+        x, y = to_frame(u, v)
+        cv2.circle(
+            img, (round(x * 16), round(y * 16)), round(side * 0.09 * 16), pip, -1, cv2.LINE_AA, shift=4
+        )
+    img = cv2.GaussianBlur(img, (3, 3), 0.7)
+    x0, y0 = corners.min(axis=0)
+    x1, y1 = corners.max(axis=0)
+    return img, (float(x0), float(y0), float(x1 - x0), float(y1 - y0))
+
+
+def _fixed(*cands: DieCandidate):
+    return lambda frame, reference, tray: list(cands)
+
+
+@pytest.fixture(scope="module")
+def reader() -> D6Reader:
+    try:
+        return D6Reader()
+    except ReaderModelError as exc:
+        pytest.skip(f"face-reader model not built: {exc}")
+
+
+def _read_all(reader: D6Reader, angles: tuple[float, ...], **style: object) -> list[tuple[int, int | None]]:
+    out = []
+    for face in range(1, 7):
+        for angle in angles:
+            frame, box = draw_die(face, angle, **style)  # type: ignore[arg-type]
+            (r,) = reader.read_crops([crop_die(frame, box)])
+            out.append((face, r.face))
+    return out
+
+
+RED = {"body": (40, 40, 200), "pip": (240, 240, 240), "background": (200, 200, 200)}
+
+
+@pytest.mark.parametrize("style", [{}, RED], ids=["black-on-white", "white-on-red"])
+def test_synthetic_rotated_dice_are_read_or_rejected_never_misread(reader: D6Reader, style: dict) -> None:
+    reads = _read_all(reader, (27.0, 61.0, 200.0, 295.0), **style)
+    assert [(f, got) for f, got in reads if got is not None and got != f] == []
+    assert sum(got == f for f, got in reads) >= 0.75 * len(reads)
+    assert {got for _f, got in reads} - {None} == set(range(1, 7))  # every face is readable
+
+
+@pytest.mark.xfail(
+    reason="known defect of the current model: a die square to the frame and filling its box "
+    "(3, 4, 5 at 0 degrees) can be read as a face with fewer pips; see the reader report",
+    strict=True,
+)
+def test_synthetic_axis_aligned_dice_are_never_misread(reader: D6Reader) -> None:
+    reads = _read_all(reader, (0.0,)) + _read_all(reader, (0.0,), **RED)
+    assert [(f, got) for f, got in reads if got is not None and got != f] == []
+
+
+def test_blank_crop_is_unreadable(reader: D6Reader) -> None:
+    frame = np.full((120, 120, 3), 128, np.uint8)
+    (r,) = reader.read_crops([crop_die(frame, (30, 30, 60, 60))])
+    assert r.face is None
+    assert r.reason in (UnreadableReason.LOW_CONFIDENCE, UnreadableReason.BLURRED)
+
+
+def test_heavily_blurred_die_is_unreadable(reader: D6Reader) -> None:
+    frame, box = draw_die(5, 10.0)
+    blurred = cv2.GaussianBlur(frame, (0, 0), 12)
+    (r,) = reader.read_crops([crop_die(blurred, box)])
+    assert r.face is None
+    assert blur_score(crop_die(blurred, box)) < blur_score(crop_die(frame, box))
+
+
+def test_confidence_is_a_probability(reader: D6Reader) -> None:
+    frame, box = draw_die(3, 40.0)
+    probs = reader.probabilities([crop_die(frame, box)])
+    assert probs.shape == (1, 7)
+    assert np.isclose(probs.sum(), 1.0, atol=1e-5)
+    (r,) = reader.read_crops([crop_die(frame, box)])
+    assert 0.0 < r.confidence <= 1.0
+
+
+def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ReaderModelError, match="missing"):
+        D6Reader(tmp_path)
+
+
+def test_model_metadata_is_sane() -> None:
+    meta_path = MODELS / "d6_reader.json"
+    if not meta_path.is_file():
+        pytest.skip("face-reader model not built")
+    meta = json.loads(meta_path.read_text())
+    assert meta["input"] == 48
+    assert 0.05 < meta["temperature"] < 20
+    assert set(meta["thresholds"]) == {str(f) for f in range(1, 7)}
+    assert all(0.0 < t < 1.0 for t in meta["thresholds"].values())
+    assert (MODELS / "d6_reader.onnx").stat().st_size < 2_000_000
+
+
+@pytest.mark.parametrize("face", range(1, 7))
+def test_classical_pip_count_on_a_square_die(face: int) -> None:
+    frame, box = draw_die(face, 0.0, side=70)
+    assert count_pips(crop_die(frame, box)) == face
+
+
+def test_frame_reader_composes_locate_read_colour(reader: D6Reader) -> None:
+    left, box_l = draw_die(6, 20.0, body=(40, 40, 200), pip=(240, 240, 240))
+    right, box_r = draw_die(2, 70.0)
+    frame = np.hstack([left, right])
+    box_r = (box_r[0] + left.shape[1], *box_r[1:])
+    fr = FrameReader(locate=_fixed(DieCandidate(box_l), DieCandidate(box_r)))
+    reading = fr.read(frame)
+    assert reading.faces == [6, 2]
+    assert [d.colour for d in reading.dice] == ["red", "white"]
+    assert (reading.width, reading.height) == (frame.shape[1], frame.shape[0])
+    assert {"locate", "read", "colour"} <= set(reading.timings_ms)
+    assert reading.to_json()["dice"][0]["face"] == 6
+
+
+def test_frame_reader_reasons_for_boxes_it_cannot_or_would_not_read(reader: D6Reader) -> None:
+    frame, box = draw_die(4, 30.0)
+    x, y, w, h = box
+    blank = (5.0, 5.0, 40.0, 40.0)  # plain background: nothing to read
+    cands = (
+        DieCandidate((10, 10, 6, 6)),  # a speck
+        DieCandidate((x, y, w * 0.4, h), cut_off=True),  # clipped by the edge to a sliver
+        DieCandidate(box, cut_off=True),  # at the edge but whole: read
+        DieCandidate(box, touching=True),  # split from its neighbour: read
+        DieCandidate(blank, touching=True),  # not read, and touching says why
+        DieCandidate(box),
+    )
+    reading = FrameReader(locate=_fixed(*cands)).read(frame)
+    assert [d.reason for d in reading.dice] == [
+        UnreadableReason.TOO_SMALL,
+        UnreadableReason.CUT_OFF,
+        None,
+        None,
+        UnreadableReason.TOUCHING,
+        None,
+    ]
+    assert [d.face for d in reading.dice] == [None, None, 4, 4, None, 4]
+    assert reading.dice[0].status is ReadStatus.UNREADABLE
+    assert len(reading.unreadable) == 3
+
+
+def test_frame_reader_on_an_empty_frame(reader: D6Reader) -> None:
+    reading = FrameReader(locate=_fixed()).read(np.zeros((50, 80), np.uint8))
+    assert reading.dice == ()
+    assert reading.status.value == "tray_empty"
+
+
+def _gt_accuracy(dataset: str, split: str, limit: int) -> tuple[float, float, int]:
+    from dicetower.vision.training.eval_reader import evaluate_dataset
+
+    r = evaluate_dataset(FrameReader(), DATASETS / dataset, split, "gt", limit)
+    return r["correct"], r["wrong"], r["dice"]
+
+
+# Regression floors a little under what the shipped model measures on the whole test split
+# (see the reader report); the targets of the issue (99 % byler) are NOT met yet.
+@pytest.mark.datasets
+@pytest.mark.skipif(not DATASETS.is_dir(), reason="../shared/datasets not present")
+@pytest.mark.parametrize(
+    ("dataset", "floor", "max_wrong"),
+    [("byler-d6", 0.70, 0.03), ("matteop65-d6-wood", 0.95, 0.01), ("tomitomi3-gray-d6", 0.97, 0.0)],
+)
+def test_reads_held_out_photos_with_labelled_boxes(
+    reader: D6Reader, dataset: str, floor: float, max_wrong: float
+) -> None:
+    correct, wrong, n = _gt_accuracy(dataset, "test", 40)
+    assert n >= 30
+    assert correct >= floor
+    assert wrong <= max_wrong

@@ -1,0 +1,1 @@
+"""Model files (ONNX + metadata json) shipped with the package; loaded with importlib.resources."""

@@ -1,0 +1,296 @@
+"""Read the up face of a located d6 from its crop (stage 2 of locate -> read -> report).
+
+Why a small CNN and not blob counting alone: the dice in the tower and in the shared photos are
+white-on-red, black-on-white, translucent and marbled, seen at any rotation and often obliquely,
+so the pips of a side face show next to the top face. A tiny classifier trained on real crops
+(``vision/training/reader.py``) learns which pips belong to the top face; it runs through
+``cv2.dnn`` so the Pi needs no torch. Classical pip counting (:func:`count_pips`) is kept as a
+fallback when no model file is installed and as a second opinion for tests and debugging.
+
+The model sees a grey ``INPUT`` x ``INPUT`` square around the die, standardised per crop (so
+lighting and contrast do not matter) and answers one of seven classes: 0 = "not a readable die"
+(background, heavily cut or blurred), 1-6 = the face. Its softmax is temperature-scaled on the
+validation split and accepted only above a per-face threshold chosen so that confidently wrong
+answers stay rare and every face is rejected about equally often (a reader that rejects 6s more
+than 1s would bias the rolls it reports).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .reading import UnreadableReason
+
+__all__ = [
+    "CROP_MARGIN",
+    "INPUT",
+    "MIN_SIDE_PX",
+    "D6Reader",
+    "FaceRead",
+    "ReaderModelError",
+    "blur_score",
+    "contrast_grey",
+    "count_pips",
+    "crop_die",
+    "die_square",
+    "is_too_small",
+    "to_blob",
+]
+
+#: Side of the square the model reads, in pixels.
+INPUT = 48
+#: The crop is this many times the die box's longer side (the detector's box is imprecise).
+CROP_MARGIN = 1.15
+#: Dice whose box is shorter than this are ``too_small`` (a pip would be about 1 pixel).
+MIN_SIDE_PX = 9.0
+#: Largest batch sent through the network at once (bounds memory for a crowded frame).
+MAX_BATCH = 64
+
+#: Grey-level spread under which a crop is flat (nothing there), not blurred.
+_FLAT_STD = 12.0
+
+_MODEL = "d6_reader.onnx"
+_META = "d6_reader.json"
+
+
+class ReaderModelError(RuntimeError):
+    """The face-reader model or its metadata is missing or unusable."""
+
+
+@dataclass(frozen=True)
+class FaceRead:
+    """The reader's answer for one crop: a face, or ``None`` with the reason why not."""
+
+    face: int | None
+    confidence: float
+    reason: UnreadableReason | None = None
+    probs: tuple[float, ...] = ()
+
+
+def die_square(box: tuple[float, float, float, float] | list[float]) -> tuple[float, float, float]:
+    """``(cx, cy, side)`` of the square crop for a ``[x, y, w, h]`` box."""
+    x, y, w, h = (float(v) for v in box)
+    return x + w / 2.0, y + h / 2.0, max(w, h) * CROP_MARGIN
+
+
+def crop_die(
+    frame: np.ndarray,
+    box: tuple[float, float, float, float] | list[float],
+    *,
+    size: int = INPUT,
+    angle: float = 0.0,
+) -> np.ndarray:
+    """The ``size`` x ``size`` square around ``box`` (rotated by ``angle`` degrees), as in the frame.
+
+    One warp does crop, scale and rotation; borders replicate so a die at the frame edge does
+    not get a black bar the model never saw in training.
+    """
+    cx, cy, side = die_square(box)
+    side = max(side, 1.0)
+    m = cv2.getRotationMatrix2D((cx, cy), angle, size / side)
+    m[0, 2] += size / 2.0 - cx
+    m[1, 2] += size / 2.0 - cy
+    return cv2.warpAffine(frame, m, (size, size), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+
+
+def _gray(crop: np.ndarray) -> np.ndarray:
+    if crop.ndim == 3:
+        return cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)
+    return crop
+
+
+def contrast_grey(crops: np.ndarray) -> np.ndarray:
+    """Project each BGR crop ``(N, H, W, 3)`` onto the colour axis of most contrast on its die.
+
+    Why not plain grey: red pips on a blue die, or yellow on teal, have almost the same
+    luminance, so ``cvtColor(BGR2GRAY)`` erases them. The first principal component of the
+    crop's central colours (the top face: body and pips) keeps their difference whatever the
+    colours are; its sign is fixed to agree with luminance, so black-on-white stays as it is.
+    """
+    n, h, w, _c = crops.shape
+    x = crops.astype(np.float32)
+    centre = x[:, h // 4 : h - h // 4, w // 4 : w - w // 4].reshape(n, -1, 3)
+    centre = centre - centre.mean(axis=1, keepdims=True)
+    cov = np.matmul(centre.transpose(0, 2, 1), centre) / centre.shape[1]
+    cov += np.eye(3, dtype=np.float32) * 1e-3
+    _vals, vecs = np.linalg.eigh(cov)
+    v = vecs[:, :, -1]  # eigenvector of the largest eigenvalue, (N, 3)
+    luma = np.array([0.114, 0.587, 0.299], np.float32)
+    v = v * np.where((v @ luma) < 0, -1.0, 1.0)[:, None].astype(np.float32)
+    # Keep grey crops (no colour contrast at all) on the plain luminance axis.
+    flat = _vals[:, -1] < 4.0
+    v[flat] = luma
+    v = v / np.abs(v).sum(axis=1, keepdims=True)
+    return np.matmul(x.reshape(n, h * w, 3), v[:, :, None]).reshape(n, h, w)
+
+
+def to_blob(crops: list[np.ndarray] | np.ndarray) -> np.ndarray:
+    """Stack crops into the model's ``(N, 1, INPUT, INPUT)`` float input, standardised per crop.
+
+    Colour crops go through :func:`contrast_grey`; per-crop standardisation is why lighting,
+    exposure and die colour matter little.
+    """
+    out = np.empty((len(crops), 1, INPUT, INPUT), np.float32)
+    colour = [i for i, c in enumerate(crops) if c.ndim == 3]
+    for i, c in enumerate(crops):
+        if c.ndim == 3:
+            continue
+        g = c.astype(np.float32)
+        if g.shape != (INPUT, INPUT):
+            g = cv2.resize(g, (INPUT, INPUT), interpolation=cv2.INTER_AREA)
+        out[i, 0] = g
+    if colour:
+        stack = np.stack(
+            [
+                crops[i]
+                if crops[i].shape[:2] == (INPUT, INPUT)
+                else cv2.resize(crops[i], (INPUT, INPUT), interpolation=cv2.INTER_AREA)
+                for i in colour
+            ]
+        )
+        out[colour, 0] = contrast_grey(stack[..., :3])
+    flat = out.reshape(len(crops), -1)
+    mean = flat.mean(axis=1)[:, None, None, None]
+    std = flat.std(axis=1)[:, None, None, None]
+    return (out - mean) / (std + 8.0)
+
+
+def blur_score(crop: np.ndarray) -> float:
+    """Sharpness of a crop: variance of its Laplacian over its own contrast (scale free).
+
+    Dividing by the crop's variance keeps a dim or low-contrast die from counting as blurred.
+    """
+    g = _gray(crop).astype(np.float32)
+    lap = cv2.Laplacian(g, cv2.CV_32F, ksize=3)
+    return float(lap.var() / (g.var() + 25.0))
+
+
+def count_pips(crop: np.ndarray) -> int | None:
+    """Classical second opinion: count the pips in the crop's central top face, or ``None``.
+
+    Pips are the blobs that differ most from the face colour: both dark-on-light and
+    light-on-dark are tried and the count whose blobs have the most uniform size wins. Blobs are
+    kept only inside the middle of the crop, where the top face of a top-down die lies, so the
+    pips of a side face seen at an angle are mostly excluded. It is less robust than the model.
+    """
+    g = _gray(crop)
+    g = cv2.resize(g, (96, 96), interpolation=cv2.INTER_LINEAR)
+    g = cv2.GaussianBlur(g, (3, 3), 0)
+    best: tuple[float, int] | None = None
+    for img in (g, 255 - g):
+        _t, bw = cv2.threshold(img, 0, 255, cv2.THRESH_BINARY_INV + cv2.THRESH_OTSU)
+        n, _lab, stats, cents = cv2.connectedComponentsWithStats(bw, connectivity=8)
+        areas = []
+        for i in range(1, min(n, 200)):
+            _x, _y, w, h, a = stats[i]
+            cx, cy = cents[i]
+            if not (14 <= cx <= 82 and 14 <= cy <= 82):
+                continue
+            if a < 12 or a > 500 or max(w, h) > 2.2 * min(w, h):
+                continue
+            fill = a / float(w * h)
+            if fill < 0.5:
+                continue
+            areas.append(float(a))
+        if not 1 <= len(areas) <= 6:
+            continue
+        spread = float(np.std(areas) / (np.mean(areas) + 1e-6))
+        if spread < 0.35 and (best is None or spread < best[0]):
+            best = (spread, len(areas))
+    return None if best is None else best[1]
+
+
+def _default_model_dir() -> Path:
+    return Path(str(resources.files("dicetower.vision") / "models"))
+
+
+class D6Reader:
+    """The d6 face reader: an ONNX classifier run through ``cv2.dnn``, loaded once and reused.
+
+    ``model_dir`` holds ``d6_reader.onnx`` and ``d6_reader.json`` (temperature, per-face
+    thresholds, blur limit); by default the ones shipped in ``dicetower/vision/models``.
+    Example::
+
+        reader = D6Reader()
+        reads = reader.read_crops([crop_die(frame, box) for box in boxes])
+    """
+
+    def __init__(self, model_dir: str | Path | None = None) -> None:
+        folder = Path(model_dir) if model_dir is not None else _default_model_dir()
+        model, meta = folder / _MODEL, folder / _META
+        if not model.is_file() or not meta.is_file():
+            raise ReaderModelError(
+                f"{folder}: missing {_MODEL} or {_META} (train with vision/training/reader.py)"
+            )
+        try:
+            self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise ReaderModelError(f"{meta}: bad metadata: {exc}") from None
+        if int(self.meta.get("input", INPUT)) != INPUT:
+            raise ReaderModelError(f"{meta}: model input {self.meta.get('input')} != {INPUT}")
+        self.temperature = float(self.meta.get("temperature", 1.0))
+        thr = self.meta.get("thresholds", {})
+        self.thresholds = {f: float(thr.get(str(f), 0.5)) for f in range(1, 7)}
+        self.blur_min = float(self.meta.get("blur_min", 0.0))
+        self._net = self._load(model)
+
+    @staticmethod
+    def _load(path: Path) -> Any:
+        # The classic engine is about twice as fast as the new one on this small net (one core).
+        engines = [getattr(cv2.dnn, "ENGINE_CLASSIC", None), None]
+        last: Exception | None = None
+        for eng in engines:
+            try:
+                return (
+                    cv2.dnn.readNetFromONNX(str(path))
+                    if eng is None
+                    else cv2.dnn.readNetFromONNX(str(path), eng)
+                )
+            except cv2.error as exc:
+                last = exc
+        raise ReaderModelError(f"{path}: cv2.dnn cannot load it: {last}")
+
+    def probabilities(self, crops: list[np.ndarray]) -> np.ndarray:
+        """Calibrated class probabilities ``(N, 7)`` (class 0 = not a readable die)."""
+        if not crops:
+            return np.zeros((0, 7), np.float32)
+        outs = []
+        for start in range(0, len(crops), MAX_BATCH):
+            self._net.setInput(to_blob(crops[start : start + MAX_BATCH]))
+            outs.append(np.asarray(self._net.forward(), np.float32).reshape(-1, 7))
+        logits = np.concatenate(outs) / self.temperature
+        logits -= logits.max(axis=1, keepdims=True)
+        e = np.exp(logits)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def decide(self, probs: np.ndarray, crop: np.ndarray) -> FaceRead:
+        """Turn one crop's calibrated probabilities into a face or an unreadable reason."""
+        k = int(np.argmax(probs))
+        conf = float(probs[k])
+        p = tuple(round(float(v), 4) for v in probs)
+        if k >= 1 and conf >= self.thresholds[k]:
+            return FaceRead(k, conf, None, p)
+        best_face = 1 + int(np.argmax(probs[1:]))
+        face_conf = float(probs[best_face])
+        reason = UnreadableReason.LOW_CONFIDENCE
+        # A flat crop (no die at all) is not "blurred": only one with contrast but no edges is.
+        if float(_gray(crop).std()) > _FLAT_STD and blur_score(crop) < self.blur_min:
+            reason = UnreadableReason.BLURRED
+        return FaceRead(None, face_conf, reason, p)
+
+    def read_crops(self, crops: list[np.ndarray]) -> list[FaceRead]:
+        """Read a batch of crops (as made by :func:`crop_die`)."""
+        probs = self.probabilities(crops)
+        return [self.decide(probs[i], crops[i]) for i in range(len(crops))]
+
+
+def is_too_small(box: tuple[float, float, float, float] | list[float]) -> bool:
+    """True when the die is too few pixels across to resolve its pips."""
+    return max(float(box[2]), float(box[3])) < MIN_SIDE_PX

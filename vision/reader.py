@@ -1,0 +1,153 @@
+"""Read a whole frame: locate -> read -> colour -> report.
+
+:class:`FrameReader` loads the models once (the detector inside :func:`locate_dice`, the face
+reader here) and is reused for every frame; :func:`read_frame` is the one-call form used by
+``dicetower eval`` / ``dicetower read`` (it keeps one default reader per process).
+
+Per located die: ``too_small`` (too few pixels for pips) and ``cut_off`` when the frame edge
+clips the box to under :data:`CUT_ASPECT` of a square (most of the die is outside: a half face
+can look like another face) are decided before reading. Every other die is read, touching or at
+the edge included (the detector splits touching dice into separate boxes, and the model was
+trained on crops with neighbours in them); when such a die is then not read confidently, the
+reason given is ``touching`` / ``cut_off`` rather than ``low_confidence``, because that is why.
+Boxes are in the given frame's pixels.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from .colour import die_colours
+from .locate import DieCandidate, locate_dice
+from .pips import D6Reader, FaceRead, crop_die, is_too_small
+from .reading import DieReading, Reading, ReadStatus, UnreadableReason
+
+__all__ = ["CUT_ASPECT", "FrameReader", "LocateFn", "read_frame"]
+
+#: ``locate(frame, reference, tray) -> candidates``
+LocateFn = Callable[[np.ndarray, "np.ndarray | None", "np.ndarray | None"], list[DieCandidate]]
+#: A box clipped by the frame edge to a shorter/longer side ratio under this is not read.
+CUT_ASPECT = 0.6
+#: A frame with more dice than this is read for the first this-many only (bounds the work).
+MAX_DICE = 200
+
+
+def _as_bgr(frame: np.ndarray) -> np.ndarray:
+    if frame.ndim == 2:
+        return cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
+    if frame.ndim == 3 and frame.shape[2] == 4:
+        return cv2.cvtColor(frame, cv2.COLOR_BGRA2BGR)
+    return frame
+
+
+def _pre_reason(c: DieCandidate) -> UnreadableReason | None:
+    """A reason not to read the die at all, decided from its box alone."""
+    if is_too_small(c.box):
+        return UnreadableReason.TOO_SMALL
+    w, h = float(c.box[2]), float(c.box[3])
+    if c.cut_off and min(w, h) < CUT_ASPECT * max(w, h):
+        return UnreadableReason.CUT_OFF
+    return None
+
+
+def _default_locate(
+    frame: np.ndarray, reference: np.ndarray | None, tray: np.ndarray | None
+) -> list[DieCandidate]:
+    return locate_dice(frame, reference=reference, tray=tray)
+
+
+class FrameReader:
+    """Reads the dice of BGR frames; construct once, call :meth:`read` per frame.
+
+    ``model_dir`` overrides where ``d6_reader.onnx`` / ``.json`` are loaded from;
+    ``locate`` replaces the detector (tests and eval with labelled boxes pass their own).
+    Example::
+
+        reader = FrameReader()
+        reading = reader.read(frame)
+        print(reading.faces)
+    """
+
+    def __init__(self, model_dir: str | Path | None = None, *, locate: LocateFn | None = None) -> None:
+        self.faces = D6Reader(model_dir)
+        self._locate = locate or _default_locate
+
+    def read(
+        self, frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
+    ) -> Reading:
+        """Locate and read every die in ``frame``."""
+        frame = _as_bgr(frame)
+        t0 = time.perf_counter()
+        cands = self._locate(frame, reference, tray)
+        t1 = time.perf_counter()
+        dice, timings = self.read_candidates(frame, cands)
+        timings = {"locate": (t1 - t0) * 1000.0, **timings}
+        h, w = frame.shape[:2]
+        return Reading(dice=tuple(dice), width=int(w), height=int(h), scale=1.0, timings_ms=timings)
+
+    def read_candidates(
+        self, frame: np.ndarray, candidates: Sequence[DieCandidate]
+    ) -> tuple[list[DieReading], dict[str, float]]:
+        """Read located dice (boxes in ``frame`` pixels); returns readings and stage timings (ms)."""
+        frame = _as_bgr(frame)
+        cands = list(candidates)[:MAX_DICE]
+        t0 = time.perf_counter()
+        crops = [crop_die(frame, c.box) for c in cands]
+        skip = {i: reason for i, c in enumerate(cands) if (reason := _pre_reason(c)) is not None}
+        need = [i for i in range(len(cands)) if i not in skip]
+        reads: dict[int, FaceRead] = dict(
+            zip(need, self.faces.read_crops([crops[i] for i in need]), strict=True)
+        )
+        t1 = time.perf_counter()
+        colours = die_colours(crops)
+        t2 = time.perf_counter()
+        out = []
+        for i, c in enumerate(cands):
+            name, hsv = colours[i]
+            r = reads.get(i)
+            reason: UnreadableReason | None
+            if r is None:
+                reason = skip.get(i, UnreadableReason.LOW_CONFIDENCE)
+            elif r.reason is UnreadableReason.LOW_CONFIDENCE and c.cut_off:
+                reason = UnreadableReason.CUT_OFF
+            elif r.reason is UnreadableReason.LOW_CONFIDENCE and c.touching:
+                reason = UnreadableReason.TOUCHING
+            else:
+                reason = r.reason
+            face = r.face if (r is not None and reason is None) else None
+            out.append(
+                DieReading(
+                    box=tuple(float(v) for v in c.box),  # type: ignore[arg-type]
+                    kind="d6",
+                    face=face,
+                    status=ReadStatus.READ if face is not None else ReadStatus.UNREADABLE,
+                    reason=None if face is not None else reason,
+                    confidence=float(r.confidence) if r is not None else 0.0,
+                    colour=name,
+                    hsv=hsv,
+                    contour=c.contour,
+                )
+            )
+        return out, {"read": (t1 - t0) * 1000.0, "colour": (t2 - t1) * 1000.0}
+
+
+_default: FrameReader | None = None
+_default_lock = threading.Lock()
+
+
+def read_frame(
+    frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
+) -> Reading:
+    """Read ``frame`` with a process-wide :class:`FrameReader` built on first use."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = FrameReader()
+        reader = _default
+    return reader.read(frame, reference, tray)
