@@ -176,7 +176,9 @@ def test_frame_reader_reasons_for_boxes_it_cannot_or_would_not_read(reader: D6Re
         DieCandidate(blank, touching=True),  # not read, and touching says why
         DieCandidate(box),
     )
-    reading = FrameReader(locate=_fixed(*cands)).read(frame)
+    keep_all = FrameReader(locate=_fixed(*cands))
+    keep_all.not_a_die_drop = 1.01  # report every candidate, even sure non-dice
+    reading = keep_all.read(frame)
     assert [d.reason for d in reading.dice] == [
         UnreadableReason.TOO_SMALL,
         UnreadableReason.CUT_OFF,
@@ -188,6 +190,15 @@ def test_frame_reader_reasons_for_boxes_it_cannot_or_would_not_read(reader: D6Re
     assert [d.face for d in reading.dice] == [None, None, 4, 4, None, 4]
     assert reading.dice[0].status is ReadStatus.UNREADABLE
     assert len(reading.unreadable) == 3
+
+
+def test_sure_non_dice_are_dropped_not_reported_unreadable(reader: D6Reader) -> None:
+    # An unreadable die makes the tower throw again; a patch of tray the reader is sure is
+    # no die must not. The real die next to it is still read.
+    frame, box = draw_die(4, 30.0)
+    blank = (5.0, 5.0, 40.0, 40.0)
+    reading = FrameReader(locate=_fixed(DieCandidate(blank), DieCandidate(box))).read(frame)
+    assert [d.face for d in reading.dice] == [4]
 
 
 def test_frame_reader_on_an_empty_frame(reader: D6Reader) -> None:
