@@ -66,15 +66,17 @@ def evaluate_dataset(
             continue
         t0 = time.perf_counter()
         if mode == "gt":
-            dice, _t = reader.read_candidates(info.frame, _gt_candidates(name, entry, info.frame, info.scale))
-            h, w = info.frame.shape[:2]
-            from ..reading import Reading
-
-            reading = Reading(tuple(dice), w, h)
-            # Score by index: each candidate is its label's own box.
+            cands = _gt_candidates(name, entry, info.frame, info.scale)
+            dice, _t = reader.read_candidates(info.frame, cands)
+            # Score by box: each candidate is its label's own box. The frame reader drops a
+            # candidate it is sure is no die, so a labelled die can come back as nothing: missed.
+            by_box = {tuple(r.box): r for r in dice}
             scored_outcomes = []
-            for d, r in zip(entry.dice, dice, strict=True):
-                if r.face is None:
+            for d, c in zip(entry.dice, cands, strict=True):
+                r = by_box.get(tuple(float(v) for v in c.box))
+                if r is None:
+                    o = Outcome.MISSED
+                elif r.face is None:
                     o = Outcome.REJECTED
                 elif r.face == d.face:
                     o = Outcome.CORRECT
