@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
+    proc = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -28,10 +28,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             str(out),
             str(REPO),
         ],
-        check=True,
         capture_output=True,
+        text=True,
         timeout=300,
     )
+    assert proc.returncode == 0, proc.stderr[-2000:]
     (whl,) = out.glob("dicetower-*.whl")
     return whl
 
