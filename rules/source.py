@@ -94,12 +94,29 @@ class DieSlot(_DieSlotFields):
         )
 
 
-@dataclass(frozen=True, slots=True)
 class DiceRequest:
-    """A batch of slots thrown together (one physical throw for the tower)."""
+    """A batch of slots thrown together (one physical throw for the tower).
 
-    slots: tuple[DieSlot, ...]
-    reason: str = ""  #: why this throw happens ("initial throw", "wild die exploded")
+    Immutable by convention; a plain slotted class rather than a frozen dataclass because one
+    is built per throw and frozen-dataclass construction was a measurable share of a roll.
+    """
+
+    __slots__ = ("reason", "slots")
+
+    def __init__(self, slots: tuple[DieSlot, ...], reason: str = "") -> None:
+        self.slots = slots
+        self.reason = reason  #: why this throw happens ("initial throw", "wild die exploded")
+
+    def __repr__(self) -> str:
+        return f"DiceRequest(slots={self.slots!r}, reason={self.reason!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DiceRequest):
+            return NotImplemented
+        return self.slots == other.slots and self.reason == other.reason
+
+    def __hash__(self) -> int:
+        return hash((self.slots, self.reason))
 
     def __len__(self) -> int:
         return len(self.slots)
@@ -140,6 +157,8 @@ class RandomSource(DiceSource):
 
     def faces(self, request: DiceRequest) -> list[int]:
         slots = request.slots
+        if len(slots) == 1:  # the commonest throw of all: one die (a d20, a follow-up)
+            return [self._rng.choice(printed_faces(slots[0].die))]
         kind = slots[0].die if slots else ""
         if all(s.die == kind for s in slots):
             # The common NdX throw: one ``choices`` call. Its floor(random() * n) pick is
