@@ -15,6 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import itemgetter
 from typing import NamedTuple
 
 from .errors import ExtraFacesError, FaceMissingError, RollLimitError
@@ -101,11 +102,14 @@ class DiceRequest:
     is built per throw and frozen-dataclass construction was a measurable share of a roll.
     """
 
-    __slots__ = ("reason", "slots")
+    __slots__ = ("kind", "reason", "slots")
 
-    def __init__(self, slots: tuple[DieSlot, ...], reason: str = "") -> None:
+    def __init__(self, slots: tuple[DieSlot, ...], reason: str = "", kind: str | None = None) -> None:
         self.slots = slots
         self.reason = reason  #: why this throw happens ("initial throw", "wild die exploded")
+        #: the one die kind every slot shares, when whoever built the request knows it (the
+        #: budget's ``NdX`` throw does), so a source need not look at each slot; None: look
+        self.kind = kind
 
     def __repr__(self) -> str:
         return f"DiceRequest(slots={self.slots!r}, reason={self.reason!r})"
@@ -146,7 +150,15 @@ class DiceSource(ABC):
 
 
 class RandomSource(DiceSource):
-    """Faces from an RNG: ``secrets`` by default, or a seeded ``random.Random`` for replays."""
+    """Faces from an RNG: ``secrets`` by default, or a seeded ``random.Random`` for replays.
+
+    A throw of several dice of one kind (``10d10``) draws random *bytes* and maps each
+    accepted byte to a face through a 256-entry table in C (:func:`_byte_table`): bytes at or
+    above the largest multiple of the face count are rejected, so every face is exactly
+    equally likely. That is a third of the cost of ``choices()``, whose per-die Python
+    loop was most of a plain roll. A seeded source still replays: the same seed and the same
+    requests give the same faces (not the faces older versions gave for that seed).
+    """
 
     def __init__(self, seed: int | str | None = None):
         self.seed = seed
@@ -156,19 +168,79 @@ class RandomSource(DiceSource):
     faces_are_valid = True
 
     def faces(self, request: DiceRequest) -> list[int]:
+        kind = request.kind
         slots = request.slots
         if len(slots) == 1:  # the commonest throw of all: one die (a d20, a follow-up)
-            return [self._rng.choice(printed_faces(slots[0].die))]
-        kind = slots[0].die if slots else ""
-        if all(s.die == kind for s in slots):
-            # The common NdX throw: one ``choices`` call. Its floor(random() * n) pick is
-            # uniform to within n / 2**53, far below any fairness test's resolution.
-            return self._rng.choices(printed_faces(kind), k=len(slots)) if slots else []
-        choice = self._rng.choice
-        return [choice(printed_faces(s.die)) for s in slots]
+            return [self._rng.choice(printed_faces(kind or slots[0].die))]
+        if kind is None:
+            if not slots:
+                return []
+            kinds = set(map(_DIE, slots))
+            if len(kinds) > 1:  # a mixed throw (a wild die with the pool): one die at a time
+                choice = self._rng.choice
+                return [choice(printed_faces(s.die)) for s in slots]
+            kind = kinds.pop()
+        return self.same_kind(kind, len(slots))
+
+    def same_kind(self, kind: str, n: int) -> list[int]:
+        """``n`` faces of one die kind (the common ``NdX`` throw, and every single die)."""
+        if n == 1:  # one die: ``choice`` is cheaper than a byte draw
+            return [self._rng.choice(printed_faces(kind))]
+        if n <= 0:
+            return []
+        table = _BYTE_TABLES.get(kind)
+        if table is None:
+            table = _byte_table(kind)
+            if table is None:  # faces that do not fit a byte (a d300): the RNG's own choice
+                faces = printed_faces(kind)
+                return self._rng.choices(faces, k=n)
+        mapping, rejected = table
+        getrandbits = self._rng.getrandbits  # ``randbytes(m)`` is ``getrandbits(8m).to_bytes(m)``
+        # a few spare bytes, so one draw nearly always covers the rejections (at most 127 in 256)
+        m = n + 4 + (n >> 3)
+        got = getrandbits(m << 3).to_bytes(m, "little").translate(mapping, rejected)
+        if len(got) >= n:
+            return list(got[:n])
+        out = list(got)
+        for _ in range(_MAX_DRAWS):  # each round keeps at least half its bytes on average
+            m = 2 * (n - len(out))
+            out.extend(getrandbits(m << 3).to_bytes(m, "little").translate(mapping, rejected))
+            if len(out) >= n:
+                return out[:n]
+        choice, faces = self._rng.choice, printed_faces(kind)  # unreachable in practice; stays bounded
+        out.extend(choice(faces) for _ in range(n - len(out)))
+        return out
 
     def __repr__(self) -> str:
         return f"RandomSource(seed={self.seed!r})"
+
+
+_DIE = itemgetter(1)  #: a DieSlot's kind, read in C
+_MAX_DRAWS = 64
+_BYTE_TABLES: dict[str, tuple[bytes, bytes] | None] = {}
+
+
+def _byte_table(kind: str) -> tuple[bytes, bytes] | None:
+    """``(mapping, rejected)`` for ``bytes.translate``: byte -> face, and the bytes to throw away.
+
+    ``None`` when a face does not fit in a byte. Memoised per kind; the kinds are bounded by
+    :data:`~dicetower.rules.faces.MAX_SIDES`, and a table is 512 bytes.
+    """
+    try:
+        return _BYTE_TABLES[kind]
+    except KeyError:
+        pass
+    faces = printed_faces(kind)  # validates the kind
+    n = len(faces)
+    table: tuple[bytes, bytes] | None = None
+    if faces[-1] < 256 and n <= 256:
+        accept = 256 - 256 % n  # the largest multiple of n that fits: bytes below it are uniform
+        table = (
+            bytes(faces[b % n] if b < accept else 0 for b in range(256)),
+            bytes(range(accept, 256)),
+        )
+    _BYTE_TABLES[kind] = table
+    return table
 
 
 class FixedSource(DiceSource):
@@ -205,6 +277,30 @@ class FixedSource(DiceSource):
             raise ExtraFacesError(f"{len(extra)} face(s) left over: {', '.join(map(str, extra))}")
 
 
+#: Base slots (plain role, no label) are immutable and the same for every roll, so they are
+#: built once per kind and sliced out: ``NdX`` then costs one C-level slice, not N tuples.
+#: Bounded: at most ``_CACHED_KINDS`` kinds, each up to slot ``_CACHED_SLOTS``.
+_BASE_SLOTS: dict[str, tuple[DieSlot, ...]] = {}
+_CACHED_KINDS = 32
+_CACHED_SLOTS = 1024
+
+
+def _base_slots(die: str, start: int, end: int) -> tuple[DieSlot, ...]:
+    """Base slots ``start..end-1`` of kind ``die`` (validated, plain role, no label)."""
+    run = _BASE_SLOTS.get(die)
+    if run is not None and end <= len(run):
+        return run[start:end]
+    face_set(die)  # validates the kind before anything is cached under it
+    new = tuple.__new__
+    base, plain = Purpose.BASE, Role.PLAIN
+    if end > _CACHED_SLOTS or (run is None and len(_BASE_SLOTS) >= _CACHED_KINDS):
+        return tuple([new(DieSlot, (i, die, plain, base, None, "")) for i in range(start, end)])
+    size = min(_CACHED_SLOTS, max(end, 2 * len(run or ()), 16))
+    run = tuple([new(DieSlot, (i, die, plain, base, None, "")) for i in range(size)])
+    _BASE_SLOTS[die] = run
+    return run[start:end]
+
+
 @dataclass
 class RollBudget:
     """Hands out slot numbers and enforces :data:`MAX_DICE` across every request of one roll.
@@ -228,48 +324,138 @@ class RollBudget:
         label: str = "",
     ) -> DieSlot:
         """Reserve the next slot number (counts against the budget)."""
-        if self.used >= self.max_dice:
+        used = self.used
+        if used >= self.max_dice:
             raise RollLimitError(f"roll needs more than {self.max_dice} dice")
-        s = DieSlot(self.used, die, role, purpose, of_slot, label)
-        self.used += 1
+        if purpose is Purpose.BASE and role is Role.PLAIN and not label and of_slot is None:
+            s = _base_slots(die, used, used + 1)[0]
+        else:
+            s = DieSlot(used, die, role, purpose, of_slot, label)
+        self.used = used + 1
         return s
 
     def slots(self, die: str, n: int, *, role: Role = Role.PLAIN, label: str = "") -> list[DieSlot]:
         """Reserve ``n`` base slots of one kind at once (the hot path of ``NdX``)."""
-        if self.used + n > self.max_dice:
-            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
-        face_set(die)
         start = self.used
-        self.used += n
+        if start + n > self.max_dice:
+            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        if role is Role.PLAIN and not label:
+            got = list(_base_slots(die, start, start + n))
+        else:
+            face_set(die)
+            new = tuple.__new__
+            got = [new(DieSlot, (i, die, role, Purpose.BASE, None, label)) for i in range(start, start + n)]
+        self.used = start + n
+        return got
+
+    def follow_ups(
+        self, die: str, purpose: Purpose, of_slots: Sequence[int], role: Role = Role.PLAIN
+    ) -> list[DieSlot]:
+        """Reserve one follow-up slot of kind ``die`` for each slot number in ``of_slots``.
+
+        The rerolls and explosions of one round; what :meth:`slot` does per die, checked once.
+        """
+        start = self.used
+        end = start + len(of_slots)
+        if end > self.max_dice:
+            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        if purpose is Purpose.BASE:
+            raise ValueError("a follow-up slot needs a follow-up purpose (explosion or reroll)")
+        face_set(die)
         new = tuple.__new__
-        return [new(DieSlot, (i, die, role, Purpose.BASE, None, label)) for i in range(start, start + n)]
+        got = [
+            new(DieSlot, (i, die, role, purpose, o, ""))
+            for i, o in zip(range(start, end), of_slots, strict=True)
+        ]
+        self.used = end
+        return got
 
     def throw(self, slots: Sequence[DieSlot], reason: str = "") -> list[int]:
         """Ask the source for ``slots`` as one throw and record what came back."""
         if not slots:
             return []
-        got = self.source.faces(DiceRequest(tuple(slots), reason))
+        slots = tuple(slots)
+        source = self.source
+        got = source.faces(DiceRequest(slots, reason))
         if len(got) != len(slots):
             raise RollLimitError(f"dice source answered {len(got)} faces for {len(slots)} dice")
-        # Validate every face against its die; one set lookup a die on the hot path.
-        # (``type(f) is int`` also refuses True/False, which would pass as 1/0.)
-        kind = slots[0].die
-        if self.source.faces_are_valid:
-            pass
-        elif all(s.die == kind for s in slots):
-            valid = face_set(kind)
-            if not all(type(f) is int and f in valid for f in got):
-                for s, f in zip(slots, got, strict=True):
-                    check_face(s.die, f)  # raises with the full message
-        else:
-            for s, f in zip(slots, got, strict=True):
-                if type(f) is not int or f not in face_set(s.die):
-                    check_face(s.die, f)
+        if not source.faces_are_valid:
+            _check_faces(slots, got)
         self.thrown.extend(zip(slots, got, strict=True))
         return list(got)
+
+    def throw_base(self, die: str, n: int, reason: str = "") -> tuple[tuple[DieSlot, ...], list[int]]:
+        """Reserve ``n`` base slots of kind ``die`` and throw them: :meth:`slots` + :meth:`throw` in one.
+
+        The hot path of every ``NdX`` term: the slots come from a shared cache and the request
+        says which one kind they all are, so the source need not look at each slot.
+        """
+        start = self.used
+        end = start + n
+        if end > self.max_dice:
+            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        if n <= 0:
+            face_set(die)  # "0d6" throws nothing, but "0dX" of an unknown kind is still refused
+            return (), []
+        run = _BASE_SLOTS.get(die)
+        slots = run[start:end] if run is not None and end <= len(run) else _base_slots(die, start, end)
+        self.used = end
+        source = self.source
+        got = source.faces(DiceRequest(slots, reason, die))
+        if type(source) is not RandomSource:  # the RNG's answers are fresh lists of printed faces
+            got = list(got)
+            if len(got) != n:
+                raise RollLimitError(f"dice source answered {len(got)} faces for {n} dice")
+            if not source.faces_are_valid:
+                _check_faces(slots, got)
+        self.thrown.extend(zip(slots, got, strict=True))
+        return slots, got
+
+    def throw_follow_ups(
+        self, die: str, purpose: Purpose, of_slots: Sequence[int], reason: str = ""
+    ) -> tuple[tuple[DieSlot, ...], list[int]]:
+        """Reserve and throw one follow-up die of kind ``die`` per slot in ``of_slots``, as one request.
+
+        :meth:`follow_ups` + :meth:`throw`, with the request saying which kind every slot is.
+        """
+        start = self.used
+        end = start + len(of_slots)
+        if end > self.max_dice:
+            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        if purpose is Purpose.BASE:
+            raise ValueError("a follow-up slot needs a follow-up purpose (explosion or reroll)")
+        if die not in _BASE_SLOTS:
+            face_set(die)  # validates the kind (a cached kind was validated when cached)
+        if end == start:
+            return (), []
+        new, plain = tuple.__new__, Role.PLAIN
+        slots = tuple([new(DieSlot, (i, die, plain, purpose, o, "")) for i, o in enumerate(of_slots, start)])
+        self.used = end
+        source = self.source
+        got = source.faces(DiceRequest(slots, reason, die))
+        if type(source) is not RandomSource:  # the RNG's answers are fresh lists of printed faces
+            got = list(got)
+            if len(got) != len(slots):
+                raise RollLimitError(f"dice source answered {len(got)} faces for {len(slots)} dice")
+            if not source.faces_are_valid:
+                _check_faces(slots, got)
+        self.thrown.extend(zip(slots, got, strict=True))
+        return slots, got
 
     def throw_one(self, die: str, **kw) -> tuple[DieSlot, int]:
         """Reserve and throw a single die; returns its slot and printed face."""
         reason = kw.pop("reason", "")
         s = self.slot(die, **kw)
         return s, self.throw([s], reason)[0]
+
+
+def _check_faces(slots: Sequence[DieSlot], got: Sequence[int]) -> None:
+    """Validate every face against its die; one set lookup a die (``type(f) is int`` refuses bools)."""
+    kind = slots[0].die
+    if len(set(map(_DIE, slots))) == 1:
+        valid = face_set(kind)
+        if all(type(f) is int and f in valid for f in got):
+            return
+    for s, f in zip(slots, got, strict=True):
+        if type(f) is not int or f not in face_set(s.die):
+            check_face(s.die, f)  # raises with the full message

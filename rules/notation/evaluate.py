@@ -17,11 +17,12 @@ from ..errors import DiceError, RollLimitError
 from ..result import Flag
 from ..source import DiceSource, Purpose, RandomSource, Role, RollBudget
 from .ast import Binary, DiceTerm, Group, Literal, Node, Repeat, Unary
+from .flat import KINDS, roll_flat
 from .limits import MAX_DEPTH, MAX_DICE
 from .parser import parse
 from .tree import BINARY, DICE, GROUP, LITERAL, REPEAT, UNARY, DieRoll, Evaluated, RollResult, flag_bit
 
-__all__ = ["RollZeroDivisionError", "Roller", "roll"]
+__all__ = ["RollZeroDivisionError", "Roller", "dice_term", "roll"]
 
 _KEPT = flag_bit(Flag.KEPT)
 _DROPPED = flag_bit(Flag.DROPPED)
@@ -33,7 +34,10 @@ _BOTCH = flag_bit(Flag.BOTCH)
 _ONE = flag_bit(Flag.ONE)
 _TENS, _UNITS = Role.TENS, Role.UNITS
 _value = attrgetter("value")
-_KINDS = {n: f"d{n}" for n in range(1, 1001)}
+
+
+#: ``DiceTerm`` fields 3-6 (reroll, explode, clamps, keeps) of a term without those modifiers
+_NO_MODIFIERS = (None, None, (), ())
 
 
 class RollZeroDivisionError(DiceError, ZeroDivisionError):
@@ -70,10 +74,13 @@ class Roller:
         if node is None:
             node = parse(expr)
             if self.cache_size > 0:
-                if len(self._cache) >= self.cache_size:
-                    del self._cache[next(iter(self._cache))]  # oldest first: bounded, no bookkeeping
-                self._cache[expr] = node
+                self._remember(expr, node)
         return node
+
+    def _remember(self, expr: str, node: Node) -> None:
+        if len(self._cache) >= self.cache_size:
+            del self._cache[next(iter(self._cache))]  # oldest first: bounded, no bookkeeping
+        self._cache[expr] = node
 
     def roll(self, expr: str | Node, source: DiceSource | None = None) -> RollResult:
         """Parse and evaluate ``expr`` with faces from ``source`` (a fresh secure RNG by default).
@@ -82,7 +89,12 @@ class Roller:
         than the roll used raises :class:`~dicetower.rules.errors.ExtraFacesError`.
         """
         if isinstance(expr, str):
-            node, text = self.parse(expr), expr
+            node = self._cache.get(expr)
+            if node is None:
+                node = parse(expr)
+                if self.cache_size > 0:
+                    self._remember(expr, node)
+            text = expr
         elif isinstance(expr, Node):
             node, text = expr, ""
         else:
@@ -134,51 +146,62 @@ class Roller:
         return Evaluated(REPEAT, node, sum(s.total for s in sets), sets)
 
     def _dice(self, t: DiceTerm, budget: RollBudget) -> Evaluated:
-        if not (t.reroll or t.explode or t.clamps or t.keeps or t.success or t.failure or t.paired):
-            # the plain NdX: one throw and a sum; its DieRolls are built only if someone looks
-            kind = _KINDS[t.sides]
-            slots = budget.slots(kind, t.count)
-            faces = budget.throw(slots, "initial throw")
-            values = [f or 10 for f in faces] if t.sides == 10 else faces
-            return Evaluated(DICE, t, sum(values), plain=(slots, faces, values))
-        rolls = _throw(t, budget, None, Purpose.BASE, "initial throw")
-        live = rolls
-        followed = False
-        if t.reroll is not None:
-            live = _reroll(t, budget, list(rolls))
-            followed = True
-        if t.explode is not None:
-            live = _explode(t, budget, live)
-            followed = True
-        for clamp in t.clamps:
-            limit = clamp.value
-            if clamp.op == "mi":
-                for r in live:
-                    if r.value < limit:
-                        r.value = limit
-            else:
-                for r in live:
-                    if r.value > limit:
-                        r.value = limit
-        if t.keeps:
-            live = _keep(t, live)
-        successes = failures = None
-        if t.success is not None:
-            successes = _count_successes(t, live)
-        if t.failure is not None:
-            matches = t.failure.cond.matches
-            failures = 0
+        sides = t.sides
+        if sides == 100 or t.percent or t.success is not None or t.failure is not None:
+            return dice_term(t, budget)  # pairs, success and failure counts: the general path
+        if t[3:7] != _NO_MODIFIERS:
+            return roll_flat(t, budget)
+        # the plain NdX: one throw and a sum; its DieRolls are built only if someone looks
+        slots, faces = budget.throw_base(KINDS[sides], t.count, "initial throw")
+        if sides == 10:  # a d10's printed 0 is worth 10
+            return Evaluated(DICE, t, sum(faces) + 10 * faces.count(0), plain=(slots, faces, True))
+        return Evaluated(DICE, t, sum(faces), plain=(slots, faces, False))
+
+
+def dice_term(t: DiceTerm, budget: RollBudget) -> Evaluated:
+    """Evaluate any dice term with one :class:`DieRoll` per roll, eagerly.
+
+    The general path: d%/d100 pairs and success/failure counts come here; :mod:`.flat`
+    answers the other modified terms with the same dice, requests and tree, faster.
+    """
+    rolls = _throw(t, budget, None, Purpose.BASE, "initial throw")
+    live = rolls
+    followed = False
+    if t.reroll is not None:
+        live = _reroll(t, budget, list(rolls))
+        followed = True
+    if t.explode is not None:
+        live = _explode(t, budget, live)
+        followed = True
+    for clamp in t.clamps:
+        limit = clamp.value
+        if clamp.op == "mi":
             for r in live:
-                if matches(r.value):
-                    r.mask |= (_BOTCH | _ONE) if r.value == 1 else _BOTCH
-                    failures += 1
-        if successes is not None:
-            total = successes - (failures or 0)
+                if r.value < limit:
+                    r.value = limit
         else:
-            total = 0
             for r in live:
-                total += r.value
-        return Evaluated(DICE, t, total, (), _chains(rolls) if followed else rolls, successes, failures)
+                if r.value > limit:
+                    r.value = limit
+    if t.keeps:
+        live = _keep(t, live)
+    successes = failures = None
+    if t.success is not None:
+        successes = _count_successes(t, live)
+    if t.failure is not None:
+        matches = t.failure.cond.matches
+        failures = 0
+        for r in live:
+            if matches(r.value):
+                r.mask |= (_BOTCH | _ONE) if r.value == 1 else _BOTCH
+                failures += 1
+    if successes is not None:
+        total = successes - (failures or 0)
+    else:
+        total = 0
+        for r in live:
+            total += r.value
+    return Evaluated(DICE, t, total, (), _chains(rolls) if followed else rolls, successes, failures)
 
 
 def _throw(
@@ -205,12 +228,12 @@ def _throw(
                 v = 100  # d100: 00 and 0 read as 100, so the pair is 1-100
             out.append(DieRoll((slots[i], slots[i + 1]), (faces[i], faces[i + 1]), v))
         return out
-    kind = _KINDS[t.sides]
+    kind = KINDS[t.sides]
     if olds is None:
-        slots = budget.slots(kind, t.count)
+        slots, faces = budget.throw_base(kind, t.count, reason)
     else:
-        slots = [slot(kind, purpose=purpose, of_slot=o.slots[0].slot) for o in olds]
-    faces = budget.throw(slots, reason)
+        slots = budget.follow_ups(kind, purpose, [o.slots[0].slot for o in olds])
+        faces = budget.throw(slots, reason)
     if t.sides == 10:  # a d10's printed 0 is worth 10 in plain notation
         return [DieRoll((s,), (f,), f or 10) for s, f in zip(slots, faces, strict=True)]
     return [DieRoll((s,), (f,), f) for s, f in zip(slots, faces, strict=True)]

@@ -7,7 +7,7 @@ Flags are kept as an int bitmask while evaluating (it is the hot loop) and turne
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..result import Flag, RolledDie
@@ -26,6 +26,7 @@ __all__ = [
     "UNARY",
     "DieRoll",
     "Evaluated",
+    "FlatDice",
     "RollResult",
     "flag_bit",
     "flags_of",
@@ -101,9 +102,14 @@ class Evaluated:
     :data:`BINARY`, :data:`GROUP`. Dice nodes carry ``rolls`` (display order: each die
     followed by its reroll/explosion chain) and, when the term counts them, ``successes``
     and ``failures``; repeat nodes carry one dice node per set in ``children``.
+
+    The evaluator may hand a dice node its dice as flat lists instead of ``rolls``: ``plain``
+    (slots, printed faces, whether it is a d10 whose 0 is worth 10) for an unmodified
+    ``NdX``, or ``flat`` (:data:`FlatDice`) for one with rerolls, explosions, clamps or
+    keeps. ``rolls`` builds the same :class:`DieRoll` objects from them on first access.
     """
 
-    __slots__ = ("_plain", "_rolls", "children", "failures", "kind", "node", "successes", "total")
+    __slots__ = ("_flat", "_plain", "_rolls", "children", "failures", "kind", "node", "successes", "total")
 
     def __init__(
         self,
@@ -114,7 +120,8 @@ class Evaluated:
         rolls: list[DieRoll] | None = None,
         successes: int | None = None,
         failures: int | None = None,
-        plain: tuple[list[DieSlot], list[int], list[int]] | None = None,
+        plain: tuple[Sequence[DieSlot], list[int], bool] | None = None,
+        flat: FlatDice | None = None,
     ):
         self.kind = kind
         self.node = node
@@ -124,14 +131,21 @@ class Evaluated:
         self.successes = successes
         self.failures = failures
         self._plain = plain
+        self._flat = flat
 
     @property
     def rolls(self) -> list[DieRoll] | None:
-        """A dice node's rolls (built on first use for a term without modifiers: most are never shown)."""
-        if self._rolls is None and self._plain is not None:
-            slots, faces, values = self._plain
-            self._rolls = [DieRoll((s,), (f,), v) for s, f, v in zip(slots, faces, values, strict=True)]
-            self._plain = None
+        """A dice node's rolls (built on first use where the evaluator kept them as flat lists:
+        most rolls are never shown die by die)."""
+        if self._rolls is None:
+            if self._plain is not None:
+                slots, faces, ten = self._plain
+                values = [f or 10 for f in faces] if ten else faces  # a d10's printed 0 is worth 10
+                self._rolls = [DieRoll((s,), (f,), v) for s, f, v in zip(slots, faces, values, strict=True)]
+                self._plain = None
+            elif self._flat is not None:
+                self._rolls = _flat_rolls(*self._flat)
+                self._flat = None
         return self._rolls
 
     def walk(self) -> Iterator[Evaluated]:
@@ -144,6 +158,37 @@ class Evaluated:
 
     def __repr__(self) -> str:
         return f"Evaluated({self.kind}, {str(self.node)!r}, total={self.total})"
+
+
+#: a dice term kept as parallel lists by :mod:`.flat`: slots, printed faces, values, flag masks,
+#: follow-ups (die index -> indices of its rerolls/explosions, in order) and how many dice were
+#: thrown initially (indices below it; every other die is some die's follow-up)
+FlatDice = tuple[list[DieSlot], list[int], list[int], list[int], dict[int, list[int]], int]
+
+
+def _flat_rolls(
+    slots: list[DieSlot],
+    faces: list[int],
+    values: list[int],
+    masks: list[int],
+    follow: dict[int, list[int]],
+    n: int,
+) -> list[DieRoll]:
+    """The DieRolls of a :data:`FlatDice` term, in display order: each initial die, then its chain."""
+    rolls = [DieRoll((s,), (f,), v, m) for s, f, v, m in zip(slots, faces, values, masks, strict=True)]
+    if not follow:
+        return rolls
+    for i, chain in follow.items():
+        rolls[i].followups = [rolls[j] for j in chain]
+    out: list[DieRoll] = []
+    for r in rolls[:n]:
+        stack = [r]
+        while stack:  # bounded: each die is pushed once (follow-ups form a forest)
+            cur = stack.pop()
+            out.append(cur)
+            if cur.followups:
+                stack.extend(reversed(cur.followups))
+    return out
 
 
 class RollResult:
