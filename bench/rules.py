@@ -5,6 +5,7 @@ Usage::
     .venv/bin/python bench/rules.py [--seconds 0.2]
 
 For each expression it times parse + evaluate (no formatting: both libraries format lazily)
+and, in a third table, parse + evaluate + the one-line chat text (which reads every die),
 with plain ``time.perf_counter`` loops, twice: with both parse caches OFF (every call parses:
 d20's cache is replaced by a mapping that never stores, dicetower's ``Roller(cache_size=0)``)
 and with both caches ON (the libraries' defaults). Both draw from a seeded Mersenne Twister:
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import d20
 from dicetower.rules import RandomSource, Roller, parse
+from dicetower.rules.notation.formatters import to_text
 
 __all__ = ["EXPRESSIONS", "main", "measure", "parse_rows", "roll_rows"]
 
@@ -100,8 +102,13 @@ def _table(title: str, rows: list[tuple[str, float, float]], names: tuple[str, s
     print()
 
 
-def roll_rows(seconds: float, cached: bool) -> list[tuple[str, float, float]]:
-    """(expression, dicetower s/roll, d20 s/roll) for :data:`EXPRESSIONS`."""
+def roll_rows(seconds: float, cached: bool, text: bool = False) -> list[tuple[str, float, float]]:
+    """(expression, dicetower s/roll, d20 s/roll) for :data:`EXPRESSIONS`.
+
+    ``text`` also renders each result as its one-line chat text on both sides (d20's
+    ``RollResult.result``, dicetower's ``to_text``): that reads every die, so work either library
+    defers until the dice are looked at is counted too.
+    """
     ours = Roller(cache_size=1024 if cached else 0)
     source = RandomSource(seed=1)
     theirs = d20.Roller()
@@ -112,9 +119,14 @@ def roll_rows(seconds: float, cached: bool) -> list[tuple[str, float, float]]:
     for expr, their_expr in EXPRESSIONS:
         ours.roll(expr, source)  # warm both (imports, lazy grammar)
         theirs.roll(their_expr)
-        t_ours, t_d20 = measure(
-            [lambda e=expr: ours.roll(e, source), lambda e=their_expr: theirs.roll(e)], seconds
-        )
+        if text:
+            fns = [
+                lambda e=expr: to_text(ours.roll(e, source)),
+                lambda e=their_expr: theirs.roll(e).result,
+            ]
+        else:
+            fns = [lambda e=expr: ours.roll(e, source), lambda e=their_expr: theirs.roll(e)]
+        t_ours, t_d20 = measure(fns, seconds)
         rows.append((expr, t_ours, t_d20))
     return rows
 
@@ -141,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     names = ("dicetower", "d20")
     _table("caches OFF for both (every call parses)", roll_rows(args.seconds, cached=False), names)
     _table("caches ON for both (library defaults)", roll_rows(args.seconds, cached=True), names)
+    _table(
+        "caches OFF, and each result rendered as chat text (every die object built)",
+        roll_rows(args.seconds, cached=False, text=True),
+        names,
+    )
     _table("parse only, no caches (where the hand-written parser shows)", parse_rows(args.seconds), names)
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -7,17 +7,22 @@ so the pips of a side face show next to the top face. A tiny classifier trained 
 ``cv2.dnn`` so the Pi needs no torch. Classical pip counting (:func:`count_pips`) is kept as a
 fallback when no model file is installed and as a second opinion for tests and debugging.
 
-The model sees a grey ``INPUT`` x ``INPUT`` square around the die, standardised per crop (so
-lighting and contrast do not matter) and answers one of seven classes: 0 = "not a readable die"
-(background, heavily cut or blurred), 1-6 = the face. Its softmax is temperature-scaled on the
-validation split and accepted only above a per-face threshold chosen so that confidently wrong
-answers stay rare and every face is rejected about equally often (a reader that rejects 6s more
-than 1s would bias the rolls it reports).
+The model sees an ``INPUT`` x ``INPUT`` square around the die as four planes (:func:`to_blob`):
+the crop projected on its axis of most colour contrast, standardised on its own (lighting and
+exposure matter little), and its B, G, R planes standardised together (so red pips on a black die,
+which every single grey projection loses, stay visible). It answers one of seven classes:
+0 = "not a readable die" (background, heavily cut or blurred), 1-6 = the face. A crop the first
+look is unsure of is looked at again at its other quarter turns and the logits averaged
+(:func:`looked_twice`). The softmax is temperature-scaled on the validation split and accepted
+only above a per-face threshold chosen so that confidently wrong answers stay rare and every
+face is rejected about equally often (a reader that rejects 6s more than 1s would bias the rolls
+it reports). Models with one input plane (``"channels": 1`` in the metadata) still load.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -41,7 +46,10 @@ __all__ = [
     "crop_die",
     "die_square",
     "is_too_small",
+    "looked_twice",
+    "standardise",
     "to_blob",
+    "with_views",
 ]
 
 #: Side of the square the model reads, in pixels.
@@ -131,35 +139,99 @@ def contrast_grey(crops: np.ndarray) -> np.ndarray:
     return np.matmul(x.reshape(n, h * w, 3), v[:, :, None]).reshape(n, h, w)
 
 
-def to_blob(crops: list[np.ndarray] | np.ndarray) -> np.ndarray:
-    """Stack crops into the model's ``(N, 1, INPUT, INPUT)`` float input, standardised per crop.
+def _resized(crops: list[np.ndarray] | np.ndarray, idx: list[int]) -> np.ndarray:
+    return np.stack(
+        [
+            crops[i]
+            if crops[i].shape[:2] == (INPUT, INPUT)
+            else cv2.resize(crops[i], (INPUT, INPUT), interpolation=cv2.INTER_AREA)
+            for i in idx
+        ]
+    )
 
-    Colour crops go through :func:`contrast_grey`; per-crop standardisation is why lighting,
-    exposure and die colour matter little.
+
+def to_blob(crops: list[np.ndarray] | np.ndarray, channels: int = 1) -> np.ndarray:
+    """Stack crops into the model's ``(N, channels, INPUT, INPUT)`` float input, standardised per crop.
+
+    Channel 0 is the crop projected by :func:`contrast_grey`, standardised on its own: lighting,
+    exposure and die colour matter little to it. With ``channels == 4`` the B, G, R planes
+    follow, standardised *together* (one mean and spread over all three), so colour relations
+    survive: red pips on a black die have nearly the contrast-grey level of the body around them
+    (the projection follows the crop's main colour axis, which the tray-vs-die contrast
+    dominates), but the red plane shows them plainly. Grey crops repeat their level in B, G, R.
     """
-    out = np.empty((len(crops), 1, INPUT, INPUT), np.float32)
+    if channels not in (1, 4):
+        raise ValueError(f"reader input has 1 or 4 channels, not {channels}")
+    n = len(crops)
+    out = np.empty((n, channels, INPUT, INPUT), np.float32)
     colour = [i for i, c in enumerate(crops) if c.ndim == 3]
-    for i, c in enumerate(crops):
-        if c.ndim == 3:
-            continue
-        g = c.astype(np.float32)
-        if g.shape != (INPUT, INPUT):
-            g = cv2.resize(g, (INPUT, INPUT), interpolation=cv2.INTER_AREA)
-        out[i, 0] = g
+    grey = [i for i, c in enumerate(crops) if c.ndim != 3]
+    if grey:
+        g = _resized(crops, grey).astype(np.float32)
+        out[grey, 0] = g
+        if channels == 4:
+            out[grey, 1:] = g[:, None]
     if colour:
-        stack = np.stack(
-            [
-                crops[i]
-                if crops[i].shape[:2] == (INPUT, INPUT)
-                else cv2.resize(crops[i], (INPUT, INPUT), interpolation=cv2.INTER_AREA)
-                for i in colour
-            ]
-        )
-        out[colour, 0] = contrast_grey(stack[..., :3])
-    flat = out.reshape(len(crops), -1)
-    mean = flat.mean(axis=1)[:, None, None, None]
-    std = flat.std(axis=1)[:, None, None, None]
-    return (out - mean) / (std + 8.0)
+        stack = _resized(crops, colour)[..., :3]
+        out[colour, 0] = contrast_grey(stack)
+        if channels == 4:
+            out[colour, 1:] = stack.transpose(0, 3, 1, 2)
+    return standardise(out)
+
+
+def standardise(x: np.ndarray) -> np.ndarray:
+    """Per-crop standardisation of a ``(N, C, H, W)`` blob (channel 0 alone, 1..3 together).
+
+    Shared by the runtime and the training code so both feed the network the same numbers.
+    """
+    n = x.shape[0]
+    out = np.empty_like(x, dtype=np.float32)
+    for sl in (slice(0, 1), slice(1, x.shape[1])):
+        part = x[:, sl]
+        if part.shape[1] == 0:
+            continue
+        flat = part.reshape(n, -1)
+        mean = flat.mean(axis=1)[:, None, None, None]
+        std = flat.std(axis=1)[:, None, None, None]
+        out[:, sl] = (part - mean) / (std + 8.0)
+    return out
+
+
+def with_views(blob: np.ndarray, views: int) -> np.ndarray:
+    """``blob`` followed by its quarter-turn rotations: ``(views * N, C, H, W)``.
+
+    Why: the reader is trained at every rotation, so the same die turned by 90 degrees is an
+    equally valid look; averaging the logits of two or four looks steadies the answer on the
+    dice a single look is unsure of (measured in BENCHMARKS.md). Standardisation does not
+    depend on orientation, so rotating the finished blob is exact.
+    """
+    if views not in (1, 2, 4):
+        raise ValueError(f"views must be 1, 2 or 4, not {views}")
+    return np.concatenate([np.rot90(blob, r, axes=(2, 3)) for r in range(views)])
+
+
+def looked_twice(
+    forward: Callable[[np.ndarray], np.ndarray], blob: np.ndarray, views: int, gate: float
+) -> np.ndarray:
+    """Logits ``(N, 7)`` of ``blob``, with a second look at the crops a first look is unsure of.
+
+    The first look is one pass; a crop whose plain softmax peak is under ``gate`` is read again
+    at its other quarter turns and its logits become the mean of all ``views`` looks. Sure crops
+    (most of them) cost one pass, so a crowded frame pays for the extra looks only where they
+    matter. ``forward`` maps a ``(M, C, H, W)`` blob to ``(M, 7)`` logits: ``cv2.dnn`` at run
+    time, torch in calibration, so both use this one function and the thresholds stay true.
+    """
+    logits = np.asarray(forward(blob), np.float32).reshape(-1, 7)
+    if views == 1 or not len(logits):
+        return logits
+    z = logits - logits.max(axis=1, keepdims=True)
+    peak = 1.0 / np.exp(z).sum(axis=1)
+    unsure = np.flatnonzero(peak < gate)
+    if len(unsure):
+        more = np.ascontiguousarray(with_views(blob[unsure], views)[len(unsure) :])
+        extra = np.asarray(forward(more), np.float32).reshape(views - 1, len(unsure), 7)
+        logits[unsure] = (logits[unsure] + extra.sum(axis=0)) / views
+    return logits
 
 
 def blur_score(crop: np.ndarray) -> float:
@@ -239,6 +311,9 @@ class D6Reader:
         thr = self.meta.get("thresholds", {})
         self.thresholds = {f: float(thr.get(str(f), 0.5)) for f in range(1, 7)}
         self.blur_min = float(self.meta.get("blur_min", 0.0))
+        self.channels = int(self.meta.get("channels", 1))
+        self.views = int(self.meta.get("views", 1))
+        self.second_look_below = float(self.meta.get("second_look_below", 1.01))
         self._net = self._load(model)
 
     @staticmethod
@@ -257,14 +332,18 @@ class D6Reader:
                 last = exc
         raise ReaderModelError(f"{path}: cv2.dnn cannot load it: {last}")
 
+    def _forward(self, blob: np.ndarray) -> np.ndarray:
+        self._net.setInput(blob)
+        return np.asarray(self._net.forward(), np.float32)
+
     def probabilities(self, crops: list[np.ndarray]) -> np.ndarray:
         """Calibrated class probabilities ``(N, 7)`` (class 0 = not a readable die)."""
         if not crops:
             return np.zeros((0, 7), np.float32)
         outs = []
         for start in range(0, len(crops), MAX_BATCH):
-            self._net.setInput(to_blob(crops[start : start + MAX_BATCH]))
-            outs.append(np.asarray(self._net.forward(), np.float32).reshape(-1, 7))
+            blob = to_blob(crops[start : start + MAX_BATCH], self.channels)
+            outs.append(looked_twice(self._forward, blob, self.views, self.second_look_below))
         logits = np.concatenate(outs) / self.temperature
         logits -= logits.max(axis=1, keepdims=True)
         e = np.exp(logits)

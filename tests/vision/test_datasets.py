@@ -44,10 +44,8 @@ NOT_YET = {
     ("correct", "matteop65-d6-wood"),
     ("correct", "epanemu-dice3"),
     ("wrong", "byler-d6"),
-    ("wrong", "matteop65-d6-wood"),
     ("wrong", "epanemu-dice3"),
     ("ratio", "byler-d6"),
-    ("ratio", "tomitomi3-gray-d6"),
     ("ratio", "matteop65-d6-wood"),
     ("ratio", "epanemu-dice3"),
 }
@@ -55,16 +53,16 @@ NOT_YET = {
 #: Regression floors: what the shipped models measure on the test split, less a small margin
 #: (correct) or plus one (wrong). Raise them when the reader improves; never lower them to pass.
 FLOOR_CORRECT = {
-    "byler-d6": 0.78,  # measured 0.8177
-    "tomitomi3-gray-d6": 0.98,  # measured 0.9944
-    "matteop65-d6-wood": 0.85,  # measured 0.8893
-    "epanemu-dice3": 0.45,  # measured 0.5000
+    "byler-d6": 0.82,  # measured 0.8542
+    "tomitomi3-gray-d6": 0.98,  # measured 1.0
+    "matteop65-d6-wood": 0.93,  # measured 0.9644
+    "epanemu-dice3": 0.45,  # measured 0.4946
 }
 CEILING_WRONG = {
-    "byler-d6": 0.02,  # measured 0.0104
+    "byler-d6": 0.015,  # measured 0.0052
     "tomitomi3-gray-d6": 0.01,  # measured 0.0
-    "matteop65-d6-wood": 0.02,  # measured 0.0079
-    "epanemu-dice3": 0.025,  # measured 0.0107
+    "matteop65-d6-wood": 0.003,  # measured 0.0 (the target, met)
+    "epanemu-dice3": 0.025,  # measured 0.0215
 }
 
 

@@ -31,6 +31,7 @@ import argparse
 import json
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +39,23 @@ import cv2
 import numpy as np
 
 from ..manifest import read_manifest
-from ..pips import CROP_MARGIN, INPUT, blur_score, contrast_grey, crop_die, to_blob
+from ..pips import (
+    CROP_MARGIN,
+    INPUT,
+    blur_score,
+    contrast_grey,
+    crop_die,
+    looked_twice,
+    standardise,
+    to_blob,
+)
 from .splits import split_of
 
 __all__ = [
     "ARCHS",
+    "CHANNELS",
     "D6_DATASETS",
+    "Augment",
     "augment",
     "augment_batch",
     "build_cache",
@@ -269,26 +281,47 @@ def augment(ctx: np.ndarray, label: int, rng: np.random.Generator) -> tuple[np.n
 
 
 def _gauss_blur(x: Any, sigma: np.ndarray) -> Any:
-    """Per-sample Gaussian blur of ``(N, 1, H, W)`` (sigma 0: unchanged), one grouped conv per axis."""
+    """Per-sample Gaussian blur of ``(N, C, H, W)`` (sigma 0: unchanged), one grouped conv per axis."""
     import torch
     import torch.nn.functional as F
 
-    n = x.shape[0]
+    n, c = x.shape[:2]
     rad = max(1, math.ceil(3 * float(sigma.max())))
     t = torch.arange(-rad, rad + 1, dtype=torch.float32)
-    s = torch.from_numpy(np.maximum(sigma, 1e-3).astype(np.float32))[:, None]
+    s = torch.from_numpy(np.repeat(np.maximum(sigma, 1e-3), c).astype(np.float32))[:, None]
     k = torch.exp(-0.5 * (t[None] / s) ** 2)
     k = k / k.sum(1, keepdim=True)
-    y = F.pad(x.reshape(1, n, *x.shape[2:]), (rad, rad, rad, rad), mode="reflect")
-    y = F.conv2d(y, k[:, None, None, :], groups=n)
-    y = F.conv2d(y, k[:, None, :, None], groups=n)
+    y = F.pad(x.reshape(1, n * c, *x.shape[2:]), (rad, rad, rad, rad), mode="reflect")
+    y = F.conv2d(y, k[:, None, None, :], groups=n * c)
+    y = F.conv2d(y, k[:, None, :, None], groups=n * c)
     return y.reshape(x.shape)
 
 
+@dataclass(frozen=True)
+class Augment:
+    """How hard :func:`augment_batch` distorts: probabilities and ranges, one place to tune."""
+
+    scale: tuple[float, float] = (0.85, 1.3)  #: crop side / (CROP_MARGIN x die side)
+    shift: float = 0.15  #: centre error, in die sides
+    p_cut: float = 0.12  #: die mostly outside the crop -> class 0
+    p_perm: float = 0.3  #: colour channels swapped
+    p_mono: float = 0.1  #: colour planes made grey (4-channel input only)
+    p_small: float = 0.25  #: down- and up-sampled
+    small: tuple[int, int] = (22, 40)  #: side it is down-sampled to
+    p_heavy: float = 0.05  #: blurred beyond reading -> class 0
+    p_light: float = 0.3  #: mildly blurred
+    p_invert: float = 0.3  #: negative (white-on-red ~ black-on-white)
+    p_noise: float = 0.5  #: sensor noise
+
+
 def augment_batch(
-    ctx: np.ndarray, labels: np.ndarray, rng: np.random.Generator
+    ctx: np.ndarray,
+    labels: np.ndarray,
+    rng: np.random.Generator,
+    channels: int = 1,
+    aug: Augment = Augment(),
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`augment` for a whole batch at once: standardised ``(N, 1, INPUT, INPUT)`` and labels.
+    """:func:`augment` for a whole batch at once: standardised ``(N, channels, INPUT, INPUT)``, labels.
 
     The same distortions, vectorised (one ``grid_sample`` for shift/scale/rotation, array ops
     for colour, grouped convolutions for blur), so a batch costs a few array passes instead of
@@ -300,9 +333,9 @@ def augment_batch(
     n = len(labels)
     lab = labels.astype(np.int64).copy()
     die_side = CTX / CTX_FACTOR
-    side = rng.uniform(0.85, 1.3, n) * CROP_MARGIN * die_side
-    shift = rng.uniform(-0.15, 0.15, (n, 2)) * die_side
-    cut = (lab > 0) & (rng.random(n) < 0.12)  # badly cut die -> "not a readable die"
+    side = rng.uniform(*aug.scale, n) * CROP_MARGIN * die_side
+    shift = rng.uniform(-aug.shift, aug.shift, (n, 2)) * die_side
+    cut = (lab > 0) & (rng.random(n) < aug.p_cut)  # badly cut die -> "not a readable die"
     ang = rng.uniform(0, 2 * math.pi, n)
     rad = die_side * rng.uniform(0.75, 1.0, n)
     shift[cut] = (np.stack([np.cos(ang), np.sin(ang)], 1) * rad[:, None])[cut]
@@ -320,37 +353,43 @@ def augment_batch(
     bgr = F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False)
     # Colour: swapped channels sometimes (new die colours), white balance / exposure jitter.
     perm = np.argsort(rng.random((n, 3)), axis=1)
-    perm[rng.random(n) >= 0.3] = [0, 1, 2]
+    perm[rng.random(n) >= aug.p_perm] = [0, 1, 2]
     bgr = torch.gather(bgr, 1, torch.from_numpy(perm)[:, :, None, None].expand(-1, -1, INPUT, INPUT))
     gain = torch.from_numpy(rng.uniform(0.75, 1.25, (n, 3, 1, 1)).astype(np.float32))
     bias = torch.from_numpy(rng.uniform(-20, 20, (n, 3, 1, 1)).astype(np.float32))
     bgr = (bgr * gain + bias).clamp(0, 255)
     g = torch.from_numpy(contrast_grey(bgr.permute(0, 2, 3, 1).numpy()))[:, None]
+    if channels == 4:
+        # Sometimes a grey photo (tomitomi3's kind, or a camera in mono mode): colour must help,
+        # never be required.
+        mono = torch.from_numpy(rng.random(n) < aug.p_mono)[:, None, None, None]
+        luma = (bgr * torch.tensor([0.114, 0.587, 0.299])[None, :, None, None]).sum(1, keepdim=True)
+        bgr = torch.where(mono, luma.expand(-1, 3, -1, -1), bgr)
+        g = torch.cat([g, bgr], 1)
     flip = torch.from_numpy(rng.random(n) < 0.5)[:, None, None, None]
     g = torch.where(flip, g.flip(-1), g)
-    small = rng.integers(22, 40, n)
-    small[rng.random(n) >= 0.25] = 0
+    small = rng.integers(*aug.small, n)
+    small[rng.random(n) >= aug.p_small] = 0
     for sz in np.unique(small[small > 0]):  # at most 18 sizes
         sel = torch.from_numpy(np.flatnonzero(small == sz))
         lo = F.interpolate(g[sel], size=(int(sz), int(sz)), mode="area")
         g[sel] = F.interpolate(lo, size=(INPUT, INPUT), mode="bilinear", align_corners=False)
-    heavy = (lab > 0) & (rng.random(n) < 0.05)
-    light = ~heavy & (rng.random(n) < 0.3)
+    heavy = (lab > 0) & (rng.random(n) < aug.p_heavy)
+    light = ~heavy & (rng.random(n) < aug.p_light)
     for mask, lo_s, hi_s in ((heavy, 4.0, 6.0), (light, 0.3, 1.4)):
         if mask.any():
             sel = torch.from_numpy(np.flatnonzero(mask))
             g[sel] = _gauss_blur(g[sel], rng.uniform(lo_s, hi_s, int(mask.sum())))
     lab[heavy] = 0
-    inv = torch.from_numpy(rng.random(n) < 0.3)[:, None, None, None]
+    inv = torch.from_numpy(rng.random(n) < aug.p_invert)[:, None, None, None]
     g = torch.where(inv, 255.0 - g, g)
     g = g * torch.from_numpy(rng.uniform(0.6, 1.3, (n, 1, 1, 1)).astype(np.float32))
     g = g + torch.from_numpy(rng.uniform(-30, 30, (n, 1, 1, 1)).astype(np.float32))
-    noisy = (rng.random(n) < 0.5) * rng.uniform(1, 8, n)
-    noise = rng.standard_normal((n, 1, INPUT, INPUT)).astype(np.float32) * noisy[:, None, None, None]
+    noisy = (rng.random(n) < aug.p_noise) * rng.uniform(1, 8, n)
+    c = g.shape[1]
+    noise = rng.standard_normal((n, c, INPUT, INPUT)).astype(np.float32) * noisy[:, None, None, None]
     g = g + torch.from_numpy(noise.astype(np.float32))
-    flat = g.reshape(n, -1)
-    g = (g - flat.mean(1)[:, None, None, None]) / (flat.std(1, unbiased=False)[:, None, None, None] + 8.0)
-    return g.numpy(), lab
+    return standardise(g.numpy()), lab
 
 
 def jitter_crop(ctx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -375,7 +414,9 @@ def _standardise(g: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- model
 
 
-ARCHS = ("v1", "v2")  #: v1: 16-32-48-64 (first shipped); v2: 16-32-64-96, early stride
+ARCHS = ("v1", "v2", "v3")  #: v1: 16-32-48-64 (first); v2: 16-32-64-96, early stride; v3: colour
+#: Input channels per architecture (see :func:`dicetower.vision.pips.to_blob`).
+CHANNELS = {"v1": 1, "v2": 1, "v3": 4}
 
 
 def make_model(arch: str = "v2") -> Any:
@@ -407,6 +448,20 @@ def make_model(arch: str = "v2") -> Any:
             nn.Dropout(0.2),
             nn.Linear(64 * 9, 7),
         )
+    if arch == "v3":
+        # v3 reads colour (contrast grey + B, G, R): v2's errors were mostly red pips on dark
+        # dice, which no single grey projection keeps. Wider, as colour needs more filters.
+        return nn.Sequential(
+            blk(4, 24, 2),
+            blk(24, 48, 2),
+            blk(48, 64),
+            nn.MaxPool2d(2),
+            blk(64, 128),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Dropout(0.2),
+            nn.Linear(128 * 9, 7),
+        )
     if arch != "v2":
         raise ValueError(f"unknown reader architecture {arch!r} (known: {ARCHS})")
     return nn.Sequential(
@@ -435,6 +490,7 @@ def train(
     max_minutes: float,
     init: Path | None = None,
     arch: str = "v2",
+    aug: Augment = Augment(),
 ) -> Any:
     """Train on random crops of the train contexts for ``max_minutes`` (optionally from ``init``)."""
     import torch
@@ -471,11 +527,13 @@ def train(
             break
         model.train()
         pick = rng.choice(len(tr), per_epoch, p=weights)
-        xs = np.empty((per_epoch, 1, INPUT, INPUT), np.float32)
+        xs = np.empty((per_epoch, CHANNELS[arch], INPUT, INPUT), np.float32)
         ys = np.empty(per_epoch, np.int64)
         for j in range(0, per_epoch, 512):
             k = pick[j : j + 512]
-            xs[j : j + len(k)], ys[j : j + len(k)] = augment_batch(data["ctx"][tr[k]], faces[k], rng)
+            xs[j : j + len(k)], ys[j : j + len(k)] = augment_batch(
+                data["ctx"][tr[k]], faces[k], rng, CHANNELS[arch], aug
+            )
         tot, nb = 0.0, 0
         for b in _batches(per_epoch, 128, rng):
             frac = min((time.time() - t0) / budget, 1.0)
@@ -492,22 +550,39 @@ def train(
             nb += 1
             if frac >= 1.0:
                 break
-        acc = _accuracy(model, data["crop"][val], data["face"][val])
-        log(f"epoch {ep + 1} loss {tot / nb:.4f} val acc {acc:.4f} lr {lr:.5f} ({time.time() - t0:.0f}s)")
+        model.eval()
+        right = _logits(model, data["crop"][val], CHANNELS[arch]).argmax(1) == data["face"][val]
+        per_ds = " ".join(
+            f"{D6_DATASETS[d][:6]} {right[data['ds'][val] == d].mean():.3f}"
+            for d in np.unique(data["ds"][val])
+            if d < len(D6_DATASETS)
+        )
+        log(
+            f"epoch {ep + 1} loss {tot / nb:.4f} val acc {right.mean():.4f} ({per_ds}) lr {lr:.5f} "
+            f"({time.time() - t0:.0f}s)"
+        )
     model.eval()
     return model
 
 
-def _logits(model: Any, crops: np.ndarray) -> np.ndarray:
+def _logits(model: Any, crops: np.ndarray, channels: int, views: int = 1, gate: float = 1.01) -> np.ndarray:
+    """Logits as the runtime computes them (same blob, same second look, :func:`looked_twice`)."""
     import torch
 
-    with torch.no_grad():
-        return model(torch.from_numpy(to_blob(list(crops)))).numpy()
+    def forward(blob: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return model(torch.from_numpy(np.ascontiguousarray(blob))).numpy()
+
+    out = [
+        looked_twice(forward, to_blob(list(crops[i : i + 512]), channels), views, gate)
+        for i in range(0, len(crops), 512)
+    ]
+    return np.concatenate(out)
 
 
-def _accuracy(model: Any, crops: np.ndarray, faces: np.ndarray) -> float:
+def _accuracy(model: Any, crops: np.ndarray, faces: np.ndarray, channels: int) -> float:
     model.eval()
-    return float((_logits(model, crops).argmax(1) == faces).mean())
+    return float((_logits(model, crops, channels).argmax(1) == faces).mean())
 
 
 # --------------------------------------------------------------------------- calibration
@@ -583,10 +658,10 @@ def choose_thresholds(
     return thr, stats
 
 
-def export(model: Any, path: Path) -> None:
+def export(model: Any, path: Path, channels: int = 1) -> None:
     import torch
 
-    x = torch.zeros(4, 1, INPUT, INPUT)
+    x = torch.zeros(4, channels, INPUT, INPUT)
     torch.onnx.export(
         model,
         (x,),
@@ -612,12 +687,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--calibrate-only", action="store_true", help="skip training: calibrate and export --init"
     )
-    ap.add_argument("--arch", choices=ARCHS, default="v2", help="network (see make_model)")
+    ap.add_argument("--arch", choices=ARCHS, default="v3", help="network (see make_model)")
+    ap.add_argument("--views", type=int, choices=(1, 2, 4), default=4, help="looks at an unsure crop")
+    ap.add_argument(
+        "--second-look-below", type=float, default=0.98, help="softmax peak under which a crop is re-read"
+    )
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (1 when the machine is shared)")
     ap.add_argument("--synth", type=int, default=250, help="rendered scenes added to train (0: none)")
     args = ap.parse_args(argv)
     import torch
 
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)
     args.work.mkdir(parents=True, exist_ok=True)
     logf = (args.work / "train.log").open("a", encoding="utf-8")
@@ -647,7 +727,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(args.seed + 7)
     cal_crops = np.concatenate([data["crop"][val], np.stack([jitter_crop(data["ctx"][i], rng) for i in val])])
     cal_faces = np.concatenate([data["face"][val], data["face"][val]])
-    logits = _logits(model, cal_crops)
+    logits = _logits(model, cal_crops, CHANNELS[args.arch], args.views, args.second_look_below)
     t = fit_temperature(logits, cal_faces)
     probs = _softmax(logits / t)
     names = np.array([*D6_DATASETS, "synth"])
@@ -660,10 +740,13 @@ def main(argv: list[str] | None = None) -> int:
     blur_min = float(np.quantile([blur_score(c) for c in cal_crops[ok]], 0.01)) if ok.any() else 0.0
     args.out.mkdir(parents=True, exist_ok=True)
     onnx_path = args.out / "d6_reader.onnx"
-    export(model, onnx_path)
+    export(model, onnx_path, CHANNELS[args.arch])
     meta = {
         "schema": "dicetower.d6_reader/1",
         "input": INPUT,
+        "channels": CHANNELS[args.arch],
+        "views": args.views,
+        "second_look_below": args.second_look_below,
         "crop_margin": CROP_MARGIN,
         "classes": ["not_a_die", 1, 2, 3, 4, 5, 6],
         "temperature": round(t, 4),
