@@ -1,15 +1,23 @@
 """Train the d6 face reader (``vision/models/d6_reader.onnx``) on the shared datasets' train split.
 
-Run (about 10-15 minutes on two cores)::
+Run (the shipped v3 model: 25 minutes from scratch, then 22 minutes more from those weights
+with ``--init``, one torch thread while another job had the other core)::
 
-    nice .venv/bin/python -m dicetower.vision.training.reader --datasets ../shared/datasets
+    nice .venv/bin/python -m dicetower.vision.training.reader --datasets ../shared/datasets \
+        --out /tmp/reader --max-minutes 25 --tag a
+    nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/reader --max-minutes 22 \
+        --init /tmp/dicetower-reader/model_a.pt --tag b --threads 1
+
+``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
+copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures say it is better.
 
 Steps, each cached under ``--work`` (default ``/tmp/dicetower-reader``) so a rerun is cheap:
 
 1. ``cache``: for every labelled d6 a *context* square (2.5 x the die, 112 px, colour) is cut
    from the photo and stored with its face and split (:func:`split_of`); background squares
    from the same photos become class 0. Photos are read once; nothing is written to the repo.
-2. ``train``: a 7-class CNN (0 = not a readable die, 1-6, :func:`make_model`) on random crops of
+2. ``train``: a 7-class CNN (0 = not a readable die, 1-6, :func:`make_model`; v3 reads the
+   contrast-grey plane and the B, G, R planes, see :func:`dicetower.vision.pips.to_blob`) on random crops of
    the train contexts: any rotation, flips, box shift +-15 %, scale 0.85-1.3 (the detector is
    imprecise), random grey mix of the colour channels, inversion (white-on-red is black-on-white
    inverted), blur, down-sampling, noise; class 0 also gets heavily cut or blurred dice. The
@@ -17,7 +25,8 @@ Steps, each cached under ``--work`` (default ``/tmp/dicetower-reader``) so a rer
    the shared two-core machine the per-sample loop (:func:`augment`, kept as the reference) cost
    ~0.5 ms a crop against ~2-5 ms for the v1 network's forward + backward, so the speed-up of
    training (~160 -> ~800 crops/s) comes mostly from the v2 network, which trains faster.
-3. ``calibrate``: temperature scaling on val crops made by the runtime crop function, then
+3. ``calibrate``: temperature scaling on val crops made by the runtime crop function and read
+   as the runtime reads them (a second look at unsure crops, ``--views``/``--second-look-below``), then
    per-face thresholds chosen so every face is rejected at the same rate and confidently wrong
    answers stay under the target; exported with ``torch.onnx.export(dynamo=True)`` (opset 18).
 
