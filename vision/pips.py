@@ -34,9 +34,11 @@ import numpy as np
 from .reading import UnreadableReason
 
 __all__ = [
+    "COCKED_NOT_A_FACE",
     "CROP_MARGIN",
     "INPUT",
     "MIN_SIDE_PX",
+    "NOT_A_DIE",
     "D6Reader",
     "FaceRead",
     "ReaderModelError",
@@ -58,6 +60,14 @@ INPUT = 48
 CROP_MARGIN = 1.15
 #: Dice whose box is shorter than this are ``too_small`` (a pip would be about 1 pixel).
 MIN_SIDE_PX = 9.0
+#: A die the reader will not read whose "not a readable die" probability is at least this is
+#: reported ``cocked``: no face is squarely up. Measured (``tests/vision/test_pips_blob.py``):
+#: about a third of rendered leaning dice reach it, flat rendered dice and real labelled dice of
+#: the val split (a die with a face up) almost never (0-0.9 % per dataset).
+COCKED_NOT_A_FACE = 0.3
+#: At or above this "not a readable die" probability the crop is no die at all (bare tray, a
+#: shadow): the frame reader drops it rather than report an unreadable die.
+NOT_A_DIE = 0.9
 #: Largest batch sent through the network at once (bounds memory for a crowded frame).
 MAX_BATCH = 64
 
@@ -362,6 +372,8 @@ class D6Reader:
         # A flat crop (no die at all) is not "blurred": only one with contrast but no edges is.
         if float(_gray(crop).std()) > _FLAT_STD and blur_score(crop) < self.blur_min:
             reason = UnreadableReason.BLURRED
+        elif COCKED_NOT_A_FACE <= float(probs[0]) < NOT_A_DIE:
+            reason = UnreadableReason.COCKED
         return FaceRead(None, face_conf, reason, p)
 
     def read_crops(self, crops: list[np.ndarray]) -> list[FaceRead]:

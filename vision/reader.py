@@ -25,7 +25,7 @@ import numpy as np
 
 from .colour import die_colours
 from .locate import DieCandidate, locate_dice
-from .pips import D6Reader, FaceRead, crop_die, is_too_small
+from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_die, is_too_small
 from .reading import DieReading, Reading, ReadStatus, UnreadableReason
 
 __all__ = ["CUT_ASPECT", "NOT_A_DIE_DROP", "FrameReader", "LocateFn", "read_frame"]
@@ -40,7 +40,9 @@ MAX_DICE = 200
 #: A candidate the face reader calls "not a die" at least this surely is dropped, not reported
 #: unreadable: an unreadable die makes the tower throw again, a rubber foot should not. Chosen on
 #: the val split (see BENCHMARKS.md); a real die below the bar is still reported unreadable.
-NOT_A_DIE_DROP = 0.9
+NOT_A_DIE_DROP = NOT_A_DIE
+#: Reader reasons that a located die's own flags (cut off, touching) explain better.
+_UNSURE = frozenset({UnreadableReason.LOW_CONFIDENCE, UnreadableReason.COCKED})
 
 
 def _as_bgr(frame: np.ndarray) -> np.ndarray:
@@ -122,9 +124,9 @@ class FrameReader:
             reason: UnreadableReason | None
             if r is None:
                 reason = skip.get(i, UnreadableReason.LOW_CONFIDENCE)
-            elif r.reason is UnreadableReason.LOW_CONFIDENCE and c.cut_off:
+            elif r.reason in _UNSURE and c.cut_off:  # a die half out of frame looks like no face up
                 reason = UnreadableReason.CUT_OFF
-            elif r.reason is UnreadableReason.LOW_CONFIDENCE and c.touching:
+            elif r.reason in _UNSURE and c.touching:
                 reason = UnreadableReason.TOUCHING
             else:
                 reason = r.reason
