@@ -235,8 +235,9 @@ def _refine_all(mask: np.ndarray, boxes: list[_Prop]) -> list[_Prop]:
     A die seen from above is a square at any rotation: its blob's tightest rotated rectangle
     is about 1:1 and well filled, and dice pressed together in a row make about k:1. So a
     blob holding one peak and shaped like one die gives that die's box; a well-filled blob
-    shaped like a row of more dice than it has peaks is cut into squares (the model did
-    not split them); a ragged two-dice-like blob under one peak is flagged ``merged``.
+    shaped like a row of k dice under any other number of peaks is cut into k squares (the
+    model did not split them, or split them into too many pieces: the blob against the empty
+    tray is the better witness); a ragged two-dice-like blob under one peak is flagged ``merged``.
     """
     _, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
     h, w = mask.shape
@@ -260,7 +261,7 @@ def _refine_all(mask: np.ndarray, boxes: list[_Prop]) -> list[_Prop]:
         side, cnn_side = max(bw, bh), float(np.median([max(q.box[2], q.box[3]) for q in mine]))
         rect, ratio, fill = _blob_shape(labels, stats, k)
         row = int(min(MAX_ROW, round(ratio)))
-        if ratio >= SPLIT_RATIO and fill > 0.7 and row > len(mine) and side <= (MAX_ROW + 0.5) * cnn_side:
+        if ratio >= SPLIT_RATIO and fill > 0.7 and row != len(mine) and side <= (MAX_ROW + 0.5) * cnn_side:
             best = max(mine, key=lambda q: q.score)
             out += [best._replace(box=part, source="split") for part in _split_row(rect, bx, by)]
             done.add(k)
