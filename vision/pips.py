@@ -324,6 +324,10 @@ class D6Reader:
         self.channels = int(self.meta.get("channels", 1))
         self.views = int(self.meta.get("views", 1))
         self.second_look_below = float(self.meta.get("second_look_below", 1.01))
+        if self.channels not in (1, 4) or self.views not in (1, 2, 4):
+            raise ReaderModelError(
+                f"{meta}: channels must be 1 or 4 and views 1, 2 or 4 (got {self.channels}, {self.views})"
+            )
         self._net = self._load(model)
 
     @staticmethod

@@ -123,3 +123,20 @@ def test_leaning_dice_are_reported_cocked_and_flat_dice_never() -> None:
     cocked, flat = reasons[True], reasons[False]
     assert UnreadableReason.COCKED not in flat  # a die with a face up is never called cocked
     assert cocked.count(UnreadableReason.COCKED) >= 0.15 * len(cocked)  # measured ~1/3
+
+
+def test_reader_metadata_with_an_impossible_input_is_refused_at_load(tmp_path) -> None:
+    import json
+    import shutil
+
+    from dicetower.vision.pips import ReaderModelError
+    from dicetower.vision.pips import _default_model_dir as shipped
+
+    for name in ("d6_reader.onnx", "d6_reader.json"):
+        shutil.copy(shipped() / name, tmp_path / name)
+    meta = json.loads((tmp_path / "d6_reader.json").read_text())
+    D6Reader(tmp_path)  # the copy loads as shipped
+    for bad in ({"channels": 3}, {"views": 3}):
+        (tmp_path / "d6_reader.json").write_text(json.dumps({**meta, **bad}))
+        with pytest.raises(ReaderModelError, match="channels must be 1 or 4"):
+            D6Reader(tmp_path)
