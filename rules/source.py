@@ -314,6 +314,14 @@ class RollBudget:
     used: int = 0
     thrown: list[tuple[DieSlot, int]] = field(default_factory=list)
 
+    def _room(self, n: int) -> tuple[int, int]:
+        """The slot numbers ``start, end`` the next ``n`` dice would take; refuses past the budget."""
+        start = self.used
+        end = start + n
+        if end > self.max_dice:
+            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        return start, end
+
     def slot(
         self,
         die: str,
@@ -324,28 +332,24 @@ class RollBudget:
         label: str = "",
     ) -> DieSlot:
         """Reserve the next slot number (counts against the budget)."""
-        used = self.used
-        if used >= self.max_dice:
-            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        used, end = self._room(1)
         if purpose is Purpose.BASE and role is Role.PLAIN and not label and of_slot is None:
-            s = _base_slots(die, used, used + 1)[0]
+            s = _base_slots(die, used, end)[0]
         else:
             s = DieSlot(used, die, role, purpose, of_slot, label)
-        self.used = used + 1
+        self.used = end
         return s
 
     def slots(self, die: str, n: int, *, role: Role = Role.PLAIN, label: str = "") -> list[DieSlot]:
         """Reserve ``n`` base slots of one kind at once (the hot path of ``NdX``)."""
-        start = self.used
-        if start + n > self.max_dice:
-            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        start, end = self._room(n)
         if role is Role.PLAIN and not label:
-            got = list(_base_slots(die, start, start + n))
+            got = list(_base_slots(die, start, end))
         else:
             face_set(die)
             new = tuple.__new__
-            got = [new(DieSlot, (i, die, role, Purpose.BASE, None, label)) for i in range(start, start + n)]
-        self.used = start + n
+            got = [new(DieSlot, (i, die, role, Purpose.BASE, None, label)) for i in range(start, end)]
+        self.used = end
         return got
 
     def follow_ups(
@@ -355,34 +359,30 @@ class RollBudget:
 
         The rerolls and explosions of one round; what :meth:`slot` does per die, checked once.
         """
-        start = self.used
-        end = start + len(of_slots)
-        if end > self.max_dice:
-            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        start, end = self._room(len(of_slots))
         if purpose is Purpose.BASE:
             raise ValueError("a follow-up slot needs a follow-up purpose (explosion or reroll)")
-        face_set(die)
+        if die not in _BASE_SLOTS:
+            face_set(die)  # validates the kind (a cached kind was validated when cached)
         new = tuple.__new__
-        got = [
-            new(DieSlot, (i, die, role, purpose, o, ""))
-            for i, o in zip(range(start, end), of_slots, strict=True)
-        ]
+        got = [new(DieSlot, (i, die, role, purpose, o, "")) for i, o in enumerate(of_slots, start)]
         self.used = end
         return got
 
-    def throw(self, slots: Sequence[DieSlot], reason: str = "") -> list[int]:
-        """Ask the source for ``slots`` as one throw and record what came back."""
-        if not slots:
-            return []
-        slots = tuple(slots)
+    def _ask(self, slots: tuple[DieSlot, ...], reason: str, kind: str | None = None) -> list[int]:
+        """One request to the source: check its answer (count; faces unless it vouches) and record it."""
         source = self.source
-        got = source.faces(DiceRequest(slots, reason))
+        got = list(source.faces(DiceRequest(slots, reason, kind)))
         if len(got) != len(slots):
             raise RollLimitError(f"dice source answered {len(got)} faces for {len(slots)} dice")
         if not source.faces_are_valid:
             _check_faces(slots, got)
         self.thrown.extend(zip(slots, got, strict=True))
-        return list(got)
+        return got
+
+    def throw(self, slots: Sequence[DieSlot], reason: str = "") -> list[int]:
+        """Ask the source for ``slots`` as one throw and record what came back."""
+        return self._ask(tuple(slots), reason) if slots else []
 
     def throw_base(self, die: str, n: int, reason: str = "") -> tuple[tuple[DieSlot, ...], list[int]]:
         """Reserve ``n`` base slots of kind ``die`` and throw them: :meth:`slots` + :meth:`throw` in one.
@@ -390,26 +390,14 @@ class RollBudget:
         The hot path of every ``NdX`` term: the slots come from a shared cache and the request
         says which one kind they all are, so the source need not look at each slot.
         """
-        start = self.used
-        end = start + n
-        if end > self.max_dice:
-            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
+        start, end = self._room(n)
         if n <= 0:
             face_set(die)  # "0d6" throws nothing, but "0dX" of an unknown kind is still refused
             return (), []
         run = _BASE_SLOTS.get(die)
         slots = run[start:end] if run is not None and end <= len(run) else _base_slots(die, start, end)
         self.used = end
-        source = self.source
-        got = source.faces(DiceRequest(slots, reason, die))
-        if type(source) is not RandomSource:  # the RNG's answers are fresh lists of printed faces
-            got = list(got)
-            if len(got) != n:
-                raise RollLimitError(f"dice source answered {len(got)} faces for {n} dice")
-            if not source.faces_are_valid:
-                _check_faces(slots, got)
-        self.thrown.extend(zip(slots, got, strict=True))
-        return slots, got
+        return slots, self._ask(slots, reason, die)
 
     def throw_follow_ups(
         self, die: str, purpose: Purpose, of_slots: Sequence[int], reason: str = ""
@@ -418,29 +406,8 @@ class RollBudget:
 
         :meth:`follow_ups` + :meth:`throw`, with the request saying which kind every slot is.
         """
-        start = self.used
-        end = start + len(of_slots)
-        if end > self.max_dice:
-            raise RollLimitError(f"roll needs more than {self.max_dice} dice")
-        if purpose is Purpose.BASE:
-            raise ValueError("a follow-up slot needs a follow-up purpose (explosion or reroll)")
-        if die not in _BASE_SLOTS:
-            face_set(die)  # validates the kind (a cached kind was validated when cached)
-        if end == start:
-            return (), []
-        new, plain = tuple.__new__, Role.PLAIN
-        slots = tuple([new(DieSlot, (i, die, plain, purpose, o, "")) for i, o in enumerate(of_slots, start)])
-        self.used = end
-        source = self.source
-        got = source.faces(DiceRequest(slots, reason, die))
-        if type(source) is not RandomSource:  # the RNG's answers are fresh lists of printed faces
-            got = list(got)
-            if len(got) != len(slots):
-                raise RollLimitError(f"dice source answered {len(got)} faces for {len(slots)} dice")
-            if not source.faces_are_valid:
-                _check_faces(slots, got)
-        self.thrown.extend(zip(slots, got, strict=True))
-        return slots, got
+        slots = tuple(self.follow_ups(die, purpose, of_slots))
+        return (slots, self._ask(slots, reason, die)) if slots else ((), [])
 
     def throw_one(self, die: str, **kw) -> tuple[DieSlot, int]:
         """Reserve and throw a single die; returns its slot and printed face."""
