@@ -457,32 +457,22 @@ def make_model(arch: str = "v2") -> Any:
             nn.Dropout(0.2),
             nn.Linear(64 * 9, 7),
         )
-    if arch == "v3":
-        # v3 reads colour (contrast grey + B, G, R): v2's errors were mostly red pips on dark
-        # dice, which no single grey projection keeps. Wider, as colour needs more filters.
-        return nn.Sequential(
-            blk(4, 24, 2),
-            blk(24, 48, 2),
-            blk(48, 64),
-            nn.MaxPool2d(2),
-            blk(64, 128),
-            nn.MaxPool2d(2),
-            nn.Flatten(),
-            nn.Dropout(0.2),
-            nn.Linear(128 * 9, 7),
-        )
-    if arch != "v2":
+    if arch not in ("v2", "v3"):
         raise ValueError(f"unknown reader architecture {arch!r} (known: {ARCHS})")
+    # v2 and v3 share one shape: two strided stages, then two widening stages with pooling.
+    # v3 reads colour (contrast grey + B, G, R): v2's errors were mostly red pips on dark
+    # dice, which no single grey projection keeps. It is wider, as colour needs more filters.
+    w1, w2, w3, w4 = (16, 32, 64, 96) if arch == "v2" else (24, 48, 64, 128)
     return nn.Sequential(
-        blk(1, 16, 2),
-        blk(16, 32, 2),
-        blk(32, 64),
+        blk(CHANNELS[arch], w1, 2),
+        blk(w1, w2, 2),
+        blk(w2, w3),
         nn.MaxPool2d(2),
-        blk(64, 96),
+        blk(w3, w4),
         nn.MaxPool2d(2),
         nn.Flatten(),
         nn.Dropout(0.2),
-        nn.Linear(96 * 9, 7),
+        nn.Linear(w4 * 9, 7),
     )
 
 
