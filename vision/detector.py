@@ -15,6 +15,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from .dnn import load_onnx
+
 __all__ = [
     "INPUT_SIZE",
     "MODEL_PATH",
@@ -70,7 +72,7 @@ class DieDetector:
         if not path.is_file():
             raise DetectorError(f"detector model not found: {path}")
         try:
-            self._net = cv2.dnn.readNetFromONNX(str(path))
+            self._net = load_onnx(path)
         except cv2.error as exc:
             raise DetectorError(f"cannot load detector model {path}: {exc}") from None
         meta_path = path.with_suffix(".json")

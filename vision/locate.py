@@ -408,6 +408,27 @@ def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float,
     return iw * ih / max(1e-6, min(a[2] * a[3], b[2] * b[3]))
 
 
+def _touching(boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
+    """For each box, whether it overlaps another by more than ``TOUCH_OVERLAP`` (see :func:`_overlap`).
+
+    All pairs at once: the per-pair Python loop cost ~1 ms of a 25-dice photo's budget.
+    """
+    if len(boxes) < 2:
+        return np.zeros(len(boxes), bool)
+    b = np.asarray(boxes, np.float64)
+    x0, y0, x1, y1 = b[:, 0], b[:, 1], b[:, 0] + b[:, 2], b[:, 1] + b[:, 3]
+    iw = np.minimum(x1[:, None], x1[None, :]) - np.maximum(x0[:, None], x0[None, :])
+    ih = np.minimum(y1[:, None], y1[None, :]) - np.maximum(y0[:, None], y0[None, :])
+    area = b[:, 2] * b[:, 3]
+    share = np.where(
+        (iw > 0) & (ih > 0),
+        iw * ih / np.maximum(1e-6, np.minimum(area[:, None], area[None, :])),
+        0.0,
+    )
+    np.fill_diagonal(share, 0.0)
+    return (share > TOUCH_OVERLAP).any(axis=1)
+
+
 def locate_dice(
     frame: np.ndarray,
     reference: np.ndarray | None = None,
@@ -454,6 +475,7 @@ def locate_dice(
 
     inv = 1.0 / f
     out = []
+    touches = _touching([b.box for b in boxes])
     for i, (box, score, source, merged) in enumerate(boxes):
         x, y, w, h = (v * inv for v in box)
         x0, y0 = max(0.0, x), max(0.0, y)
@@ -464,8 +486,7 @@ def locate_dice(
         cut = x <= margin or y <= margin or x + w >= fw - margin or y + h >= fh - margin
         if fg is not None and not cut:
             cut = _changed_on_border(fg, _scaled(box, fs))
-        touching = any(_overlap(box, o[0]) > TOUCH_OVERLAP for j, o in enumerate(boxes) if j != i)
-        touching = touching or merged
+        touching = bool(touches[i]) or merged
         contour = tuple((round(px), round(py)) for px, py in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)))
         out.append(
             DieCandidate((x0, y0, x1 - x0, y1 - y0), float(score), contour, touching, bool(cut), source)

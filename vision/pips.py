@@ -31,6 +31,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from .dnn import load_onnx
 from .reading import UnreadableReason
 
 __all__ = [
@@ -332,19 +333,10 @@ class D6Reader:
 
     @staticmethod
     def _load(path: Path) -> Any:
-        # The classic engine is about twice as fast as the new one on this small net (one core).
-        engines = [getattr(cv2.dnn, "ENGINE_CLASSIC", None), None]
-        last: Exception | None = None
-        for eng in engines:
-            try:
-                return (
-                    cv2.dnn.readNetFromONNX(str(path))
-                    if eng is None
-                    else cv2.dnn.readNetFromONNX(str(path), eng)
-                )
-            except cv2.error as exc:
-                last = exc
-        raise ReaderModelError(f"{path}: cv2.dnn cannot load it: {last}")
+        try:
+            return load_onnx(path)
+        except cv2.error as exc:
+            raise ReaderModelError(f"{path}: cv2.dnn cannot load it: {exc}") from None
 
     def _forward(self, blob: np.ndarray) -> np.ndarray:
         self._net.setInput(blob)

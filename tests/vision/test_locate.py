@@ -281,3 +281,18 @@ def test_real_photos_val_split(name: str, min_recall: float, min_precision: floa
     recall, precision = _dataset_recall(name, limit=30)
     assert recall >= min_recall
     assert precision >= min_precision
+
+
+def test_touching_flags_match_the_pairwise_overlap_rule() -> None:
+    """The all-pairs ``_touching`` must flag exactly the boxes the scalar rule flags."""
+    from dicetower.vision.locate import TOUCH_OVERLAP, _overlap, _touching
+
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 5, 30):
+        xy = rng.uniform(0, 200, (n, 2))
+        wh = rng.uniform(5, 60, (n, 2))
+        boxes = [(float(a), float(b), float(c), float(d)) for (a, b), (c, d) in zip(xy, wh, strict=True)]
+        expected = [
+            any(_overlap(boxes[i], boxes[j]) > TOUCH_OVERLAP for j in range(n) if j != i) for i in range(n)
+        ]
+        assert _touching(boxes).tolist() == expected
