@@ -256,3 +256,21 @@ def test_batched_augmentation_keeps_the_die_centred_and_labels_honest() -> None:
     assert np.mean(np.abs(centre - corners.mean(0)) > 0.8) > 0.95
     again, y2 = augment_batch(_disc_contexts(n), labels, np.random.default_rng(3))
     assert np.array_equal(y, y2) and np.allclose(x, again, atol=1e-4)  # the seed decides it all
+
+
+def test_false_alarms_are_unlabelled_proposals_the_reader_does_not_read() -> None:
+    """Hard negatives: a proposal on a label is not one, nor one read as a face (a skipped die)."""
+    from dicetower.vision.training.reader import false_alarms
+
+    labels = [(100.0, 100.0, 40.0, 40.0)]
+    boxes = [
+        (104.0, 98.0, 38.0, 42.0),  # the labelled die, a little off
+        (300.0, 300.0, 40.0, 40.0),  # nothing labelled there, read as "no die"
+        (500.0, 100.0, 40.0, 40.0),  # nothing labelled there, but read as a 3: maybe a real die
+        (131.0, 100.0, 40.0, 40.0),  # centre 31 px from the label's: more than half its side
+    ]
+    no_die = [0.9, 0.02, 0.02, 0.02, 0.02, 0.01, 0.01]
+    a_three = [0.1, 0.0, 0.0, 0.8, 0.1, 0.0, 0.0]
+    probs = np.array([a_three, no_die, a_three, no_die])
+    assert false_alarms(boxes, labels, probs) == [1, 3]
+    assert false_alarms([], labels, np.zeros((0, 7))) == []

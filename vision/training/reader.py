@@ -71,6 +71,7 @@ __all__ = [
     "build_hard_negatives",
     "build_synth_cache",
     "enlarged_box",
+    "false_alarms",
     "main",
     "make_model",
 ]
@@ -196,6 +197,28 @@ def build_cache(datasets_root: Path, out: Path, seed: int = 0) -> dict[str, np.n
     return arrays
 
 
+def false_alarms(
+    boxes: list[tuple[float, ...]], labels: list[tuple[float, ...]], probs: np.ndarray
+) -> list[int]:
+    """Indexes of proposed ``boxes`` that match no labelled box and are not read as a face.
+
+    A proposal matches a label when its centre lies within half the label's side (the eval's
+    rule). One the reader gives some face p >= 0.5 is kept out even so: it may be a real die
+    the labels skipped, and teaching the reader that a die is "no die" would be worse than
+    missing a false alarm.
+    """
+    out = []
+    for i, b in enumerate(boxes):
+        cx, cy = b[0] + b[2] / 2, b[1] + b[3] / 2
+        matched = any(
+            math.hypot(cx - (lb[0] + lb[2] / 2), cy - (lb[1] + lb[3] / 2)) <= 0.5 * max(lb[2], lb[3])
+            for lb in labels
+        )
+        if not matched and float(np.max(probs[i][1:])) < 0.5:
+            out.append(i)
+    return out
+
+
 def build_hard_negatives(datasets_root: Path, out: Path) -> dict[str, np.ndarray] | None:
     """Class-0 contexts where the shipped pipeline reports a die that no label has.
 
@@ -224,24 +247,14 @@ def build_hard_negatives(datasets_root: Path, out: Path) -> dict[str, np.ndarray
             if img is None:
                 continue
             labels = [enlarged_box(name, d.box, d.face) for d in entry.dice if d.box is not None]
-            lonely = []
-            for c in locate_dice(img):
-                cx, cy = c.box[0] + c.box[2] / 2, c.box[1] + c.box[3] / 2
-                if not any(
-                    math.hypot(cx - (b[0] + b[2] / 2), cy - (b[1] + b[3] / 2)) <= 0.5 * max(b[2], b[3])
-                    for b in labels
-                ):
-                    lonely.append(c.box)
-            if not lonely:
-                continue
-            crops = [crop_die(img, b) for b in lonely]
+            boxes = [c.box for c in locate_dice(img)]
+            crops = [crop_die(img, b) for b in boxes]
             probs = reader.probabilities(crops)
             sp = SPLIT_ID[split_of(name, f"images/{entry.image.name}")]
-            for b, cr, p in zip(lonely, crops, probs, strict=True):
-                if float(p[1:].max()) >= 0.5:
-                    continue
+            for i in false_alarms(boxes, labels, probs):
+                b = boxes[i]
                 ctx.append(_context(img, b[0] + b[2] / 2, b[1] + b[3] / 2, max(b[2], b[3])))
-                crop.append(cr)
+                crop.append(crops[i])
                 split.append(sp)
                 dsid.append(di)
     if not ctx:
