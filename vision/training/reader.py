@@ -600,8 +600,10 @@ def train(
     val = np.flatnonzero(data["split"] == 1)
     budget = max_minutes * 60.0
     t0 = time.time()
-    # The learning rate follows the *time* budget (warm-up, then cosine to zero), so a run on a
-    # busy shared machine still anneals properly instead of stopping mid-schedule.
+    # The learning rate follows whichever budget runs out first, time or epochs (warm-up, then
+    # cosine to zero): a run on a busy shared machine still anneals instead of stopping
+    # mid-schedule, and so does one that reaches --epochs before its minutes are spent.
+    per_batch = 1.0 / math.ceil(per_epoch / 128)
     for ep in range(epochs):
         if time.time() - t0 >= budget:
             log("time budget spent")
@@ -616,8 +618,8 @@ def train(
                 data["ctx"][tr[k]], faces[k], rng, CHANNELS[arch], aug
             )
         tot, nb = 0.0, 0
-        for b in _batches(per_epoch, 128, rng):
-            frac = min((time.time() - t0) / budget, 1.0)
+        for bi, b in enumerate(_batches(per_epoch, 128, rng)):
+            frac = min(max((time.time() - t0) / budget, (ep + bi * per_batch) / epochs), 1.0)
             lr = max_lr * (
                 frac / 0.05 if frac < 0.05 else 0.5 * (1 + math.cos(math.pi * (frac - 0.05) / 0.95))
             )
@@ -798,9 +800,11 @@ def main(argv: list[str] | None = None) -> int:
         synth = build_synth_cache(args.work / f"synth{args.synth}.npz", args.synth)
         if synth is not None:
             data = {k: np.concatenate([data[k], synth[k]]) for k in data}
+    n_hard = 0
     if args.hard_negatives:
         hard = build_hard_negatives(args.datasets, args.work / "hard_negatives.npz")
         if hard is not None:
+            n_hard = int((hard["split"] == 0).sum())
             log(f"hard negatives: {len(hard['face'])} (splits {np.bincount(hard['split'])})")
             data = {k: np.concatenate([data[k], hard[k]]) for k in data}
     log(f"cache: {len(data['face'])} crops, splits {np.bincount(data['split'])}")
@@ -847,6 +851,9 @@ def main(argv: list[str] | None = None) -> int:
         "trained_on": [f"{d} (train split)" for d in D6_DATASETS],
         "seed": args.seed,
         "arch": args.arch,
+        "hard_negatives_in_train": n_hard,
+        "minutes": None if args.calibrate_only else args.max_minutes,
+        "init": args.init.name if args.init is not None else None,
     }
     (args.out / "d6_reader.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     log(f"temperature {t:.3f} thresholds {thr} {stats}")
