@@ -27,7 +27,7 @@ __all__ = [
     "letterbox",
 ]
 
-INPUT_SIZE = 384  #: the square the model sees; ~15 px dice in a 640 px photo stay ~9 px
+INPUT_SIZE = 384  #: the square the model was trained at (the model card's ``input_size`` is what it sees)
 STRIDE = 4  #: heatmap cell size in model pixels
 MODEL_PATH = Path(__file__).resolve().parent / "models" / "detector.onnx"
 #: A small photo is enlarged at most this much: a 128 px crop of one die becomes a ~170 px

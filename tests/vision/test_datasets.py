@@ -53,16 +53,25 @@ NOT_YET = {
 #: Regression floors: what the shipped models measure on the test split, less a small margin
 #: (correct) or plus one (wrong). Raise them when the reader improves; never lower them to pass.
 FLOOR_CORRECT = {
-    "byler-d6": 0.82,  # measured 0.8542
+    "byler-d6": 0.83,  # measured 0.8594
     "tomitomi3-gray-d6": 0.98,  # measured 1.0
-    "matteop65-d6-wood": 0.93,  # measured 0.9644
-    "epanemu-dice3": 0.45,  # measured 0.4946
+    "matteop65-d6-wood": 0.93,  # measured 0.9565
+    "epanemu-dice3": 0.45,  # measured 0.4785
 }
 CEILING_WRONG = {
     "byler-d6": 0.015,  # measured 0.0052
     "tomitomi3-gray-d6": 0.01,  # measured 0.0
     "matteop65-d6-wood": 0.003,  # measured 0.0 (the target, met)
-    "epanemu-dice3": 0.025,  # measured 0.0215
+    "epanemu-dice3": 0.025,  # measured 0.0161
+}
+#: Dice reported where no labelled die is (read or unreadable): each makes the tower doubt a
+#: throw. A byler photo's grey screw heads beside the tray were 63 of them before the reader
+#: learned them as "no die" (hard negatives); measured figure plus a margin.
+CEILING_FALSE_POSITIVES = {
+    "byler-d6": 10,  # measured 2 (was 63)
+    "tomitomi3-gray-d6": 2,  # measured 0
+    "matteop65-d6-wood": 45,  # measured 37 (was 75)
+    "epanemu-dice3": 40,  # measured 32 (was 81)
 }
 
 
@@ -122,6 +131,12 @@ def test_correct_share_keeps_its_floor(name: str) -> None:
 def test_confidently_wrong_keeps_its_ceiling(name: str) -> None:
     d = _evaluate(name)
     assert d["dice"] > 0 and d["wrong_rate"] <= CEILING_WRONG[name], _summary(d)
+
+
+@pytest.mark.parametrize("name", sorted(CEILING_FALSE_POSITIVES))
+def test_false_alarms_keep_their_ceiling(name: str) -> None:
+    d = _evaluate(name)
+    assert d["false_positives"] <= CEILING_FALSE_POSITIVES[name], _summary(d)
 
 
 @pytest.mark.parametrize("name", _targets("correct"))

@@ -1,12 +1,19 @@
 """Train the d6 face reader (``vision/models/d6_reader.onnx``) on the shared datasets' train split.
 
-Run (the shipped v3 model: 25 minutes from scratch, then 22 minutes more from those weights
-with ``--init``, one torch thread while another job had the other core)::
+Run (the shipped v3s model: 55 minutes from scratch, stopped by the 200-epoch cap before its
+learning rate had annealed, then 25 minutes more from those weights with ``--init``; one torch
+thread each, two runs sharing the two cores). ``--hard-negatives`` mines the false alarms of
+the pipeline shipped at the time (v3 reader, detector r6), cached under ``--work``::
 
     nice .venv/bin/python -m dicetower.vision.training.reader --datasets ../shared/datasets \
-        --out /tmp/reader --max-minutes 25 --tag a
-    nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/reader --max-minutes 22 \
-        --init /tmp/dicetower-reader/model_a.pt --tag b --threads 1
+        --out /tmp/reader --arch v3s --max-minutes 80 --hard-negatives --second-look-below 0.9 \
+        --seed 5 --tag v3s --threads 1
+    nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/reader --arch v3s \
+        --max-minutes 25 --epochs 1000 --init /tmp/dicetower-reader/model_v3s.pt --hard-negatives \
+        --second-look-below 0.9 --seed 6 --tag v3sa --threads 1
+
+(The epoch cap no longer cuts a schedule short: the learning rate now anneals by whichever
+budget ends first.)
 
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures say it is better.
