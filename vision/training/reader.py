@@ -147,11 +147,32 @@ def _backgrounds(img: np.ndarray, boxes: list[tuple[float, ...]], rng: np.random
     return out
 
 
+def _cached(out: Path) -> dict[str, np.ndarray] | None:
+    """The arrays a cache builder stored at ``out`` before, if any (the builds take minutes)."""
+    if not out.is_file():
+        return None
+    with np.load(out) as z:
+        return {k: z[k] for k in z.files}
+
+
+def _store(out: Path, ctx: list, crop: list, face: Any, split: Any, ds: Any) -> dict[str, np.ndarray]:
+    """Stack one builder's crops into the cache's arrays and save them at ``out``."""
+    arrays = {
+        "ctx": np.stack(ctx),
+        "crop": np.stack(crop),
+        "face": np.asarray(face, np.int64),
+        "split": np.asarray(split, np.int64),
+        "ds": np.asarray(ds, np.int64),
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(out, **arrays)
+    return arrays
+
+
 def build_cache(datasets_root: Path, out: Path, seed: int = 0) -> dict[str, np.ndarray]:
     """Cut and store every die's context (and background squares); returns the arrays."""
-    if out.is_file():
-        with np.load(out) as z:
-            return {k: z[k] for k in z.files}
+    if (done := _cached(out)) is not None:
+        return done
     rng = np.random.default_rng(seed)
     ctx, face, split, dsid, crop, photo = [], [], [], [], [], []
     for di, name in enumerate(D6_DATASETS):
@@ -192,16 +213,7 @@ def build_cache(datasets_root: Path, out: Path, seed: int = 0) -> dict[str, np.n
                     split.append(sp)
                     dsid.append(di)
                     photo.append(len(photo))
-    arrays = {
-        "ctx": np.stack(ctx),
-        "crop": np.stack(crop),
-        "face": np.array(face, np.int64),
-        "split": np.array(split, np.int64),
-        "ds": np.array(dsid, np.int64),
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(out, **arrays)
-    return arrays
+    return _store(out, ctx, crop, face, split, dsid)
 
 
 def false_alarms(
@@ -235,9 +247,8 @@ def build_hard_negatives(datasets_root: Path, out: Path) -> dict[str, np.ndarray
     reads as a face with p >= 0.5 are left out: they may be real dice the labels skipped
     (byler leaves dice outside the tray unlabelled).
     """
-    if out.is_file():
-        with np.load(out) as z:
-            return {k: z[k] for k in z.files}
+    if (done := _cached(out)) is not None:
+        return done
     from ..locate import locate_dice
     from ..pips import D6Reader
 
@@ -266,17 +277,7 @@ def build_hard_negatives(datasets_root: Path, out: Path) -> dict[str, np.ndarray
                 dsid.append(di)
     if not ctx:
         return None
-    n = len(ctx)
-    arrays = {
-        "ctx": np.stack(ctx),
-        "crop": np.stack(crop),
-        "face": np.zeros(n, np.int64),
-        "split": np.array(split, np.int64),
-        "ds": np.array(dsid, np.int64),
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(out, **arrays)
-    return arrays
+    return _store(out, ctx, crop, np.zeros(len(ctx)), split, dsid)
 
 
 def build_synth_cache(out: Path, n_scenes: int, seed: int = 1) -> dict[str, np.ndarray] | None:
@@ -285,9 +286,8 @@ def build_synth_cache(out: Path, n_scenes: int, seed: int = 1) -> dict[str, np.n
     Real photos stay the evidence; the renderer adds what they lack (leaning dice, a red wild
     die with yellow pips, ring pips). The empty-tray reference gives exact background squares.
     """
-    if out.is_file():
-        with np.load(out) as z:
-            return {k: z[k] for k in z.files}
+    if (done := _cached(out)) is not None:
+        return done
     try:
         from ..synth import SceneStyle, render_scene
     except ImportError:
@@ -313,15 +313,7 @@ def build_synth_cache(out: Path, n_scenes: int, seed: int = 1) -> dict[str, np.n
     if not ctx:
         return None
     n = len(face)
-    arrays = {
-        "ctx": np.stack(ctx),
-        "crop": np.stack(crop),
-        "face": np.array(face, np.int64),
-        "split": np.zeros(n, np.int64),
-        "ds": np.full(n, len(D6_DATASETS), np.int64),
-    }
-    np.savez(out, **arrays)
-    return arrays
+    return _store(out, ctx, crop, face, np.zeros(n), np.full(n, len(D6_DATASETS)))
 
 
 # --------------------------------------------------------------------------- augmentation
