@@ -4,6 +4,8 @@ Run::
 
     .venv/bin/python -m dicetower.vision.training.eval_reader --split val --mode gt
     .venv/bin/python -m dicetower.vision.training.eval_reader --split test --mode e2e
+    .venv/bin/python -m dicetower.vision.training.eval_reader --split val --mode e2e \
+        --model-dir /tmp/reader --detector-input 384      # compare models and detector sizes on val
 
 ``gt`` hands the reader the labelled boxes (matteop65's pip-area boxes enlarged to the die, the
 whole-photo tomitomi3 die located as in training), so it measures the face reader alone; ``e2e``
@@ -25,9 +27,10 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..detector import DieDetector
 from ..evaluate import REJECT_RATE_FLOOR, Outcome, score_photo, select_entries
 from ..imageio import ImageError, load_image_info
-from ..locate import DieCandidate
+from ..locate import DieCandidate, locate_dice
 from ..reader import FrameReader
 from .reader import D6_DATASETS, _tomitomi_box, enlarged_box
 
@@ -56,6 +59,7 @@ def evaluate_dataset(
     times: list[float] = []
     confusion: Counter[tuple[int, str]] = Counter()
     reasons: Counter[str] = Counter()
+    false_positives = 0
     for entry in entries:
         try:
             info = load_image_info(entry.image)
@@ -87,6 +91,7 @@ def evaluate_dataset(
             reading = reader.read(info.frame)
             res = score_photo(entry, reading, info.scale)
             scored_outcomes = [(s.label, s.read, s.outcome) for s in res.scored]
+            false_positives += len(res.false_positives)
         times.append((time.perf_counter() - t0) * 1000.0)
         for d, r, o in scored_outcomes:
             outcomes[o.value] += 1
@@ -111,6 +116,7 @@ def evaluate_dataset(
         "wrong": outcomes["wrong"] / n if n else 0.0,
         "rejected": outcomes["rejected"] / n if n else 0.0,
         "missed": outcomes["missed"] / n if n else 0.0,
+        "false_positives": false_positives if mode == "e2e" else None,
         "reject_ratio": (max(floored) / min(floored)) if len(floored) > 1 else 1.0,
         "reject_rate_per_face": {f: round(r, 4) for f, r in rates.items()},
         "reasons": dict(reasons),
@@ -147,10 +153,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=list(D6_DATASETS))
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--model-dir", type=Path, default=None)
+    ap.add_argument(
+        "--detector-input",
+        type=int,
+        default=None,
+        help="run the detector at this square size instead of its model card's (e2e only)",
+    )
     ap.add_argument("--speed", action="store_true", help="time the reader on the most crowded byler photo")
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
-    reader = FrameReader(args.model_dir)
+    locate = None
+    if args.detector_input is not None:
+        if not 64 <= args.detector_input <= 1024:
+            ap.error("--detector-input must be between 64 and 1024")
+        detector = DieDetector()
+        detector.input_size = args.detector_input
+
+        def locate(frame: np.ndarray, reference: Any, tray: Any) -> list[DieCandidate]:
+            return locate_dice(frame, reference=reference, tray=tray, detector=detector)
+
+    reader = FrameReader(args.model_dir, locate=locate)
     if args.speed:
         print(json.dumps({k: round(v, 3) for k, v in speed(reader, args.datasets / "byler-d6").items()}))
         return 0
