@@ -399,17 +399,8 @@ def _scaled(box: tuple[float, float, float, float], s: float) -> tuple[float, fl
     return (box[0] * s, box[1] * s, box[2] * s, box[3] * s)
 
 
-def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
-    """Intersection of two boxes as a share of the smaller one."""
-    iw = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
-    ih = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
-    if iw <= 0 or ih <= 0:
-        return 0.0
-    return iw * ih / max(1e-6, min(a[2] * a[3], b[2] * b[3]))
-
-
 def _touching(boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
-    """For each box, whether it overlaps another by more than ``TOUCH_OVERLAP`` (see :func:`_overlap`).
+    """For each box, whether another covers more than ``TOUCH_OVERLAP`` of the smaller of the two.
 
     All pairs at once: the per-pair Python loop cost ~1 ms of a 25-dice photo's budget.
     """

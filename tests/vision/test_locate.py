@@ -285,7 +285,15 @@ def test_real_photos_val_split(name: str, min_recall: float, min_precision: floa
 
 def test_touching_flags_match_the_pairwise_overlap_rule() -> None:
     """The all-pairs ``_touching`` must flag exactly the boxes the scalar rule flags."""
-    from dicetower.vision.locate import TOUCH_OVERLAP, _overlap, _touching
+    from dicetower.vision.locate import TOUCH_OVERLAP, _touching
+
+    def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+        """Intersection of two boxes as a share of the smaller one (the rule, pair by pair)."""
+        iw = min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0])
+        ih = min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1])
+        if iw <= 0 or ih <= 0:
+            return 0.0
+        return iw * ih / max(1e-6, min(a[2] * a[3], b[2] * b[3]))
 
     rng = np.random.default_rng(7)
     for n in (0, 1, 2, 5, 30):
