@@ -222,9 +222,11 @@ def false_alarms(
     """Indexes of proposed ``boxes`` that match no labelled box and are not read as a face.
 
     A proposal matches a label when its centre lies within half the label's side (the eval's
-    rule). One the reader gives some face p >= 0.5 is kept out even so: it may be a real die
-    the labels skipped, and teaching the reader that a die is "no die" would be worse than
-    missing a false alarm.
+    match radius; unlike eval's one-to-one matching, a second proposal on the same die still
+    counts as matched, so a doubled box on a real die never becomes a "no die" example). One
+    the reader gives some face p >= 0.5 is kept out even so: it may be a real die the labels
+    skipped, and teaching the reader that a die is "no die" would be worse than missing a
+    false alarm.
     """
     out = []
     for i, b in enumerate(boxes):
@@ -540,8 +542,8 @@ def make_model(arch: str = "v2") -> Any:
     # v2 and v3 share one shape: two strided stages, then two widening stages with pooling.
     # v3 reads colour (contrast grey + B, G, R): v2's errors were mostly red pips on dark
     # dice, which no single grey projection keeps. It is wider, as colour needs more filters.
-    # v3s narrows v3 where its time goes (the 12 x 12 and 6 x 6 stages): 0.27 against 0.43 ms
-    # a crop in cv2.dnn on one core, measured with bench-like batches of 32.
+    # v3s narrows v3 where its time goes (the 12 x 12 and 6 x 6 stages): 9.7 against 14.1 ms
+    # for 25 crops in cv2.dnn on one core (interleaved runs, BENCHMARKS.md).
     widths = {"v2": (16, 32, 64, 96), "v3": (24, 48, 64, 128), "v3s": (20, 40, 48, 96)}
     w1, w2, w3, w4 = widths[arch]
     return nn.Sequential(
