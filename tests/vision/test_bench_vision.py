@@ -30,3 +30,15 @@ def test_bench_prints_table_and_json(
     for n, cells in data["buckets"].items():
         assert cells["ours"]["dice"] == cells["classic"]["dice"] == int(n)
         assert cells["classic"]["median_ms"] > 0
+
+
+def test_reader_net_bench_times_the_shipped_network(capsys: pytest.CaptureFixture[str]) -> None:
+    spec = importlib.util.spec_from_file_location("bench_reader_net", BENCH.parent / "reader_net.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--crops", "3", "--rounds", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "3 crops a batch, 2 interleaved rounds" in out and "1.00x" in out
+    with pytest.raises(SystemExit):
+        bench.main(["--rounds", "0"])

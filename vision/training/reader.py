@@ -543,7 +543,7 @@ def make_model(arch: str = "v2") -> Any:
     # v3 reads colour (contrast grey + B, G, R): v2's errors were mostly red pips on dark
     # dice, which no single grey projection keeps. It is wider, as colour needs more filters.
     # v3s narrows v3 where its time goes (the 12 x 12 and 6 x 6 stages): 9.7 against 14.1 ms
-    # for 25 crops in cv2.dnn on one core (interleaved runs, BENCHMARKS.md).
+    # for 25 crops in cv2.dnn on one core (bench/reader_net.py, BENCHMARKS.md).
     widths = {"v2": (16, 32, 64, 96), "v3": (24, 48, 64, 128), "v3s": (20, 40, 48, 96)}
     w1, w2, w3, w4 = widths[arch]
     return nn.Sequential(

@@ -1,0 +1,77 @@
+"""Benchmark: face-reader networks side by side, ms per batch of crops on one core.
+
+    .venv/bin/python bench/reader_net.py [MODEL_DIR ...] [--crops 25] [--rounds 15]
+
+Each MODEL_DIR holds a ``d6_reader.onnx`` (default: the shipped one). The networks run in
+turns, round after round, on the same random blob, so a machine that slows down mid-run
+slows every network alike: on a shared two-core machine, timing one network after the other
+gave ratios that flipped between runs. Each network is loaded the way the product loads it
+(:func:`dicetower.vision.dnn.load_onnx`) and warmed up once. Compare with the previous
+version by extracting it from git::
+
+    mkdir -p /tmp/prev && git show 1fd3ac0:vision/models/d6_reader.onnx > /tmp/prev/d6_reader.onnx
+    .venv/bin/python bench/reader_net.py vision/models /tmp/prev
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+from dicetower.vision.dnn import load_onnx
+from dicetower.vision.pips import INPUT
+
+__all__ = ["main"]
+
+DEFAULT_DIR = Path(__file__).resolve().parents[1] / "vision" / "models"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dirs", nargs="*", type=Path, default=[DEFAULT_DIR])
+    ap.add_argument("--crops", type=int, default=25, help="crops per batch (1-1000)")
+    ap.add_argument("--rounds", type=int, default=15, help="timed rounds (1-1000)")
+    args = ap.parse_args(argv)
+    if not (1 <= args.crops <= 1000 and 1 <= args.rounds <= 1000):
+        ap.error("--crops and --rounds must be between 1 and 1000")
+    cv2.setNumThreads(1)
+    nets = {}
+    for d in args.dirs:
+        path = d / "d6_reader.onnx"
+        if not path.is_file():
+            ap.error(f"{path}: no such model")
+        nets[str(d)] = load_onnx(path)
+    blobs = {}
+    for name, net in nets.items():
+        for channels in (4, 1):  # the model card says too, but the network is what runs
+            blob = np.random.default_rng(0).standard_normal((args.crops, channels, INPUT, INPUT))
+            try:
+                net.setInput(blob.astype(np.float32))
+                net.forward()
+            except cv2.error:
+                continue
+            blobs[name] = blob.astype(np.float32)
+            break
+        else:
+            ap.error(f"{name}: the network takes neither 4 nor 1 input planes")
+    times: dict[str, list[float]] = {name: [] for name in nets}
+    for _ in range(args.rounds):
+        for name, net in nets.items():
+            net.setInput(blobs[name])
+            t0 = time.perf_counter()
+            net.forward()
+            times[name].append((time.perf_counter() - t0) * 1000.0)
+    print(f"{args.crops} crops a batch, {args.rounds} interleaved rounds, one thread")
+    first = statistics.median(times[next(iter(nets))])
+    for name, ms in times.items():
+        med = statistics.median(ms)
+        print(f"{name:40s} {med:8.2f} ms  {med / args.crops:6.3f} ms/crop  {med / first:5.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
