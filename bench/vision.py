@@ -1,6 +1,6 @@
 """Benchmark: median ms per 640x640 photo on one core, our reader vs the classic baseline.
 
-    .venv/bin/python bench/vision.py [--photos 5] [--repeat 3] [--synth] [--json]
+    .venv/bin/python bench/vision.py [--photos 5] [--repeat 5] [--synth] [--json]
 
 Photos: real ``byler-d6`` photos (640x640, 1-25 dice a photo) with exactly 1, 10 and 25
 dice (up to ``--photos`` of each; the nearest count when none has it exactly), read from
@@ -8,9 +8,9 @@ dice (up to ``--photos`` of each; the nearest count when none has it exactly), r
 from ``dicetower.vision.synth`` are used instead, and the table says so: synthetic figures
 are timings only, never an accuracy claim.
 
-Both readers see the SAME decoded frames; OpenCV runs on one thread
-(``cv2.setNumThreads(1)``) and each reader is warmed up once before timing (model loading
-is not a per-photo cost). Time is the ``read_frame`` call only, the median over
+Both readers see the SAME decoded frames, timed alternately read by read; OpenCV runs on
+one thread (``cv2.setNumThreads(1)``) and each reader is warmed up once before timing
+(model loading is not a per-photo cost). Time is the ``read_frame`` call only, the median over
 photos x repeats. Accuracy columns score each reader's output against the labels with
 the eval matching rule (``dicetower.vision.evaluate``).
 """
@@ -75,16 +75,24 @@ def synth_photos(per_bucket: int) -> dict[int, list[Photo]]:
     return chosen
 
 
-def run_reader(read: ReadFn, photos: list[Photo], repeat: int) -> Cell:
-    cell = Cell()
+def run_readers(readers: dict[str, ReadFn], photos: list[Photo], repeat: int) -> dict[str, Cell]:
+    """Time every reader on every photo, interleaved read by read.
+
+    Why interleaved: this machine's speed drifts by tens of percent over a minute (other
+    jobs, clock changes); timing one reader's whole run and then the other's let a slow
+    phase land on one side only. Alternating per read puts both under the same conditions.
+    """
+    cells = {name: Cell() for name in readers}
     for photo in photos:
-        reading = None
+        last: dict[str, Any] = {}
         for _ in range(repeat):
-            start = time.perf_counter()
-            reading = read(photo.frame, None)
-            cell.ms.append((time.perf_counter() - start) * 1000.0)
-        cell.report.add(score_photo(photo.entry, reading))
-    return cell
+            for name, read in readers.items():
+                start = time.perf_counter()
+                last[name] = read(photo.frame, None)
+                cells[name].ms.append((time.perf_counter() - start) * 1000.0)
+        for name in readers:
+            cells[name].report.add(score_photo(photo.entry, last[name]))
+    return cells
 
 
 def _load(spec: str, frame: np.ndarray) -> tuple[ReadFn | None, str | None]:
@@ -116,7 +124,7 @@ def _fmt_cell(cell: Cell) -> tuple[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--photos", type=int, default=5, help="photos per dice count (default 5)")
-    parser.add_argument("--repeat", type=int, default=3, help="timed reads per photo (default 3)")
+    parser.add_argument("--repeat", type=int, default=5, help="timed reads per photo (default 5)")
     parser.add_argument("--synth", action="store_true", help="use rendered scenes even if datasets exist")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     parser.add_argument(
@@ -133,10 +141,12 @@ def main(argv: list[str] | None = None) -> int:
     readers: dict[str, tuple[Callable[..., Any] | None, str | None]] = {
         name: _load(spec, first) for name, spec in {**READERS, "ours": args.reader}.items()
     }
+    runnable = {name: read for name, (read, _) in readers.items() if read is not None}
     results: dict[int, dict[str, Cell]] = {}
     for n, group in photos.items():
+        timed = run_readers(runnable, group, args.repeat)
         results[n] = {
-            name: run_reader(read, group, args.repeat) if read is not None else Cell(error=error)
+            name: timed[name] if read is not None else Cell(error=error)
             for name, (read, error) in readers.items()
         }
     print(f"photos: {source}; 640x640; cv2.setNumThreads(1); median of photos x {args.repeat} reads")

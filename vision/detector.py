@@ -106,15 +106,24 @@ class DieDetector:
             order = np.argsort(-logit[ys, xs])[:MAX_DETECTIONS]
             ys, xs = ys[order], xs[order]
         h, w = frame.shape[:2]
-        dets = []
-        for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
-            score = float(1.0 / (1.0 + np.exp(-logit[y, x])))
-            cx = (x + float(out[1, y, x])) * self.stride / scale
-            cy = (y + float(out[2, y, x])) * self.stride / scale
-            bw = float(np.exp(np.clip(out[3, y, x], -3, 6))) * self.stride / scale
-            bh = float(np.exp(np.clip(out[4, y, x], -3, 6))) * self.stride / scale
-            if not (0 <= cx < w and 0 <= cy < h):
-                continue  # a peak in the letterbox padding
-            dets.append(Detection((cx - bw / 2, cy - bh / 2, bw, bh), score))
+        # All peaks at once (a crowded frame has 25+, and numpy scalar maths costs ~10 us each).
+        k = self.stride / scale
+        scores = 1.0 / (1.0 + np.exp(-logit[ys, xs].astype(np.float64)))
+        cxs = (xs + out[1, ys, xs]) * k
+        cys = (ys + out[2, ys, xs]) * k
+        bws = np.exp(np.clip(out[3, ys, xs], -3, 6)).astype(np.float64) * k
+        bhs = np.exp(np.clip(out[4, ys, xs], -3, 6)).astype(np.float64) * k
+        inside = (cxs >= 0) & (cxs < w) & (cys >= 0) & (cys < h)  # else a peak in the letterbox padding
+        dets = [
+            Detection((cx - bw / 2, cy - bh / 2, bw, bh), score)
+            for cx, cy, bw, bh, score in zip(
+                cxs[inside].tolist(),
+                cys[inside].tolist(),
+                bws[inside].tolist(),
+                bhs[inside].tolist(),
+                scores[inside].tolist(),
+                strict=True,
+            )
+        ]
         dets.sort(key=lambda d: -d.score)
         return dets

@@ -135,9 +135,13 @@ def contrast_grey(crops: np.ndarray) -> np.ndarray:
     """
     n, h, w, _c = crops.shape
     x = crops.astype(np.float32)
-    centre = x[:, h // 4 : h - h // 4, w // 4 : w - w // 4].reshape(n, -1, 3)
-    centre = centre - centre.mean(axis=1, keepdims=True)
-    cov = np.matmul(centre.transpose(0, 2, 1), centre) / centre.shape[1]
+    # Covariance from raw moments, both as batched matrix products: numpy's mean over the
+    # pixel axis of an (N, P, 3) array is a slow strided reduction (4x the cost of all this).
+    # Centring on 128 first keeps float32's cancellation error far below the 4.0 "flat" limit.
+    centre = x[:, h // 4 : h - h // 4, w // 4 : w - w // 4].reshape(n, -1, 3) - 128.0
+    m = centre.shape[1]
+    mu = np.matmul(np.full((1, m), 1.0 / m, np.float32), centre)  # (N, 1, 3)
+    cov = np.matmul(centre.transpose(0, 2, 1), centre) / m - np.matmul(mu.transpose(0, 2, 1), mu)
     cov += np.eye(3, dtype=np.float32) * 1e-3
     _vals, vecs = np.linalg.eigh(cov)
     v = vecs[:, :, -1]  # eigenvector of the largest eigenvalue, (N, 3)
@@ -187,24 +191,28 @@ def to_blob(crops: list[np.ndarray] | np.ndarray, channels: int = 1) -> np.ndarr
         out[colour, 0] = contrast_grey(stack)
         if channels == 4:
             out[colour, 1:] = stack.transpose(0, 3, 1, 2)
-    return standardise(out)
+    return standardise(out, in_place=True)
 
 
-def standardise(x: np.ndarray) -> np.ndarray:
+def standardise(x: np.ndarray, *, in_place: bool = False) -> np.ndarray:
     """Per-crop standardisation of a ``(N, C, H, W)`` blob (channel 0 alone, 1..3 together).
 
     Shared by the runtime and the training code so both feed the network the same numbers.
+    ``in_place`` (float32 input only) writes into ``x``: the runtime builds a fresh blob per
+    frame anyway, and each extra megabyte-sized temporary costs page faults on every frame
+    (measured: ``to_blob`` of 26 crops took 3.5 ms against 1.3 ms for its parts).
     """
     n = x.shape[0]
-    out = np.empty_like(x, dtype=np.float32)
+    out = x if in_place and x.dtype == np.float32 else np.array(x, dtype=np.float32, copy=True)
     for sl in (slice(0, 1), slice(1, x.shape[1])):
-        part = x[:, sl]
+        part = out[:, sl]
         if part.shape[1] == 0:
             continue
         flat = part.reshape(n, -1)
         mean = flat.mean(axis=1)[:, None, None, None]
         std = flat.std(axis=1)[:, None, None, None]
-        out[:, sl] = (part - mean) / (std + 8.0)
+        part -= mean
+        part /= std + 8.0
     return out
 
 
@@ -357,13 +365,14 @@ class D6Reader:
 
     def decide(self, probs: np.ndarray, crop: np.ndarray) -> FaceRead:
         """Turn one crop's calibrated probabilities into a face or an unreadable reason."""
-        k = int(np.argmax(probs))
-        conf = float(probs[k])
-        p = tuple(round(float(v), 4) for v in probs)
+        values = probs.tolist()  # plain floats: numpy scalar indexing costs more than the rule
+        k = max(range(len(values)), key=values.__getitem__)
+        conf = values[k]
+        p = tuple(round(v, 4) for v in values)
         if k >= 1 and conf >= self.thresholds[k]:
             return FaceRead(k, conf, None, p)
-        best_face = 1 + int(np.argmax(probs[1:]))
-        face_conf = float(probs[best_face])
+        best_face = max(range(1, len(values)), key=values.__getitem__)
+        face_conf = values[best_face]
         reason = UnreadableReason.LOW_CONFIDENCE
         # A flat crop (no die at all) is not "blurred": only one with contrast but no edges is.
         if float(_gray(crop).std()) > _FLAT_STD and blur_score(crop) < self.blur_min:

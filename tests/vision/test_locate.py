@@ -9,8 +9,14 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from dicetower.vision.detector import MODEL_PATH, DetectorError, DieDetector, letterbox
-from dicetower.vision.locate import DieCandidate, LocateError, foreground_mask, locate_dice
+from dicetower.vision.detector import MODEL_PATH, Detection, DetectorError, DieDetector, letterbox
+from dicetower.vision.locate import (
+    RING_CHECK_BELOW,
+    DieCandidate,
+    LocateError,
+    foreground_mask,
+    locate_dice,
+)
 
 DATASETS = Path(__file__).parents[2] / ".." / "shared" / "datasets"
 
@@ -304,3 +310,26 @@ def test_touching_flags_match_the_pairwise_overlap_rule() -> None:
             any(_overlap(boxes[i], boxes[j]) > TOUCH_OVERLAP for j in range(n) if j != i) for i in range(n)
         ]
         assert _touching(boxes).tolist() == expected
+
+
+class ScriptedDetector(DieDetector):
+    """The packaged detector with its proposals fixed, to pin down what locate does with them."""
+
+    def __init__(self, proposals: list[Detection]) -> None:
+        super().__init__()
+        self.proposals = proposals
+
+    def detect(self, frame: np.ndarray, threshold: float | None = None) -> list[Detection]:
+        return list(self.proposals)
+
+
+def test_only_unsure_proposals_must_stand_out_from_their_ring() -> None:
+    frame = np.full((400, 400, 3), 128, np.uint8)  # nothing stands out anywhere
+    sure = Detection((40.0, 40.0, 50.0, 50.0), RING_CHECK_BELOW + 0.1)
+    unsure = Detection((250.0, 250.0, 50.0, 50.0), RING_CHECK_BELOW - 0.1)
+    kept = locate_dice(frame, detector=ScriptedDetector([sure, unsure]))
+    assert [c.box for c in kept] == [sure.box]
+    # The same unsure proposal on a real (drawn) die is kept: the die differs from its ring.
+    draw_die(frame, (275.0, 275.0), 50.0, 3)
+    kept = locate_dice(frame, detector=ScriptedDetector([sure, unsure]))
+    assert sorted(c.box for c in kept) == sorted([sure.box, unsure.box])
