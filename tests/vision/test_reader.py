@@ -293,3 +293,13 @@ def test_false_alarms_are_unlabelled_proposals_the_reader_does_not_read() -> Non
     probs = np.array([a_three, no_die, a_three, no_die])
     assert false_alarms(boxes, labels, probs) == [1, 3]
     assert false_alarms([], labels, np.zeros((0, 7))) == []
+
+
+@pytest.mark.parametrize("bad", ["byler-d6", "byler-d6=x", "nosuch-d6=2", "byler-d6=0", "byler-d6=1000"])
+def test_training_refuses_a_bad_dataset_weight_before_any_work(bad: str, capsys) -> None:
+    from dicetower.vision.training.reader import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--dataset-weight", bad, "--work", "/nonexistent/never-created"])
+    assert exc.value.code == 2
+    assert "--dataset-weight" in capsys.readouterr().err
