@@ -1,6 +1,6 @@
 """Benchmark: median ms per 640x640 photo on one core, our reader vs the classic baseline.
 
-    .venv/bin/python bench/vision.py [--photos 5] [--repeat 5] [--synth] [--json]
+    .venv/bin/python bench/vision.py [--photos 5] [--repeat 5] [--synth] [--json] [--previous REV]
 
 Photos: real ``byler-d6`` photos (640x640, 1-25 dice a photo) with exactly 1, 10 and 25
 dice (up to ``--photos`` of each; the nearest count when none has it exactly), read from
@@ -13,11 +13,17 @@ one thread (``cv2.setNumThreads(1)``) and each reader is warmed up once before t
 (model loading is not a per-photo cost). Time is the ``read_frame`` call only, the median over
 photos x repeats. Accuracy columns score each reader's output against the labels with
 the eval matching rule (``dicetower.vision.evaluate``).
+
+``--previous REV`` adds a third reader: the same pipeline as of git commit ``REV`` (a
+temporary worktree, run in a worker process, timed by the worker and interleaved read by
+read with the other two; see ``bench/previous_version.py``), so a change is measured against
+the version before it in one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import sys
@@ -39,6 +45,7 @@ __all__ = ["BUCKETS", "main"]
 BUCKETS = (1, 10, 25)
 DATASET = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "byler-d6"
 READERS = {"ours": DEFAULT_READER, "classic": "dicetower.vision.baseline:read_frame"}
+PREVIOUS = "previous_version.py"
 
 
 @dataclass
@@ -89,7 +96,10 @@ def run_readers(readers: dict[str, ReadFn], photos: list[Photo], repeat: int) ->
             for name, read in readers.items():
                 start = time.perf_counter()
                 last[name] = read(photo.frame, None)
-                cells[name].ms.append((time.perf_counter() - start) * 1000.0)
+                ms = (time.perf_counter() - start) * 1000.0
+                # A reader in another process reports its own time for the same span.
+                inner = getattr(read, "last_ms", None)
+                cells[name].ms.append(ms if inner is None else inner)
         for name in readers:
             cells[name].report.add(score_photo(photo.entry, last[name]))
     return cells
@@ -130,9 +140,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reader", default=DEFAULT_READER, metavar="MODULE:FUNC", help="our reader (default %(default)s)"
     )
+    parser.add_argument(
+        "--previous", metavar="REV", help="also time this git commit's reader (e.g. HEAD~1), side by side"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.photos <= 50 or not 1 <= args.repeat <= 20:
         parser.error("--photos must be 1..50 and --repeat 1..20")
+    if args.previous is None:
+        return _run(args, None)
+    spec = importlib.util.spec_from_file_location("previous_version", Path(__file__).with_name(PREVIOUS))
+    assert spec is not None and spec.loader is not None
+    prev = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(prev)
+    try:
+        with prev.PreviousVersion(args.previous) as previous:
+            return _run(args, previous)
+    except prev.PreviousVersionError as exc:
+        print(f"previous version: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, previous: Callable[..., Any] | None) -> int:
     cv2.setNumThreads(1)
     use_real = DATASET.is_dir() and not args.synth
     photos = real_photos(args.photos) if use_real else synth_photos(args.photos)
@@ -141,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     readers: dict[str, tuple[Callable[..., Any] | None, str | None]] = {
         name: _load(spec, first) for name, spec in {**READERS, "ours": args.reader}.items()
     }
+    if previous is not None:
+        previous(first, None)  # warm its models too
+        readers[f"previous {args.previous}"] = (previous, None)
     runnable = {name: read for name, (read, _) in readers.items() if read is not None}
     results: dict[int, dict[str, Cell]] = {}
     for n, group in photos.items():
@@ -150,20 +181,19 @@ def main(argv: list[str] | None = None) -> int:
             for name, (read, error) in readers.items()
         }
     print(f"photos: {source}; 640x640; cv2.setNumThreads(1); median of photos x {args.repeat} reads")
-    header = (
-        f"{'dice':>4} {'photos':>6} {'counts':>8} | {'ours ms':>8} {'classic ms':>10} | "
-        f"{'ours correct':<28} {'classic correct':<28}"
-    )
+    names = list(readers)  # ours, classic[, previous REV]
+    header = f"{'dice':>4} {'photos':>6} {'counts':>8} | " + " ".join(f"{n + ' ms':>14}" for n in names)
+    header += " | " + " ".join(f"{n + ' correct':<30}" for n in names)
     print(header)
     print("-" * len(header))
     for n, cells in results.items():
-        counts = sorted({len(p.entry.dice) for p in photos[n]})
-        ours_ms, ours_acc = _fmt_cell(cells["ours"])
-        classic_ms, classic_acc = _fmt_cell(cells["classic"])
-        count_text = ",".join(str(c) for c in counts)
+        counts = ",".join(str(c) for c in sorted({len(p.entry.dice) for p in photos[n]}))
+        shown = [_fmt_cell(cells[name]) for name in names]
         print(
-            f"{n:>4} {len(photos[n]):>6} {count_text:>8} | {ours_ms:>8} {classic_ms:>10} | "
-            f"{ours_acc:<28} {classic_acc:<28}"
+            f"{n:>4} {len(photos[n]):>6} {counts:>8} | "
+            + " ".join(f"{ms:>14}" for ms, _ in shown)
+            + " | "
+            + " ".join(f"{acc:<30}" for _, acc in shown)
         )
     for name, (_, error) in readers.items():
         if error:

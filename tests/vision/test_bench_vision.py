@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,3 +43,41 @@ def test_reader_net_bench_times_the_shipped_network(capsys: pytest.CaptureFixtur
     assert "3 crops a batch, 2 interleaved rounds" in out and "1.00x" in out
     with pytest.raises(SystemExit):
         bench.main(["--rounds", "0"])
+
+
+def _bench_module(monkeypatch: pytest.MonkeyPatch):
+    spec = importlib.util.spec_from_file_location("bench_vision", BENCH)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "bench_vision", bench)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+@pytest.mark.skipif(not (BENCH.parents[1] / ".git").exists(), reason="needs the git checkout")
+def test_bench_times_a_previous_commit_side_by_side(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HEAD against itself: a worker process on a temporary worktree reads the same frames."""
+    bench = _bench_module(monkeypatch)
+    argv = ["--synth", "--photos", "1", "--repeat", "1", "--json", "--previous", "HEAD"]
+    assert bench.main(argv) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    for cells in data["buckets"].values():
+        prev, ours = cells["previous HEAD"], cells["ours"]
+        assert prev["median_ms"] > 0
+        # The committed pipeline reads rendered dice as the working tree does, unless this
+        # very change touched the reader: compare counts, which a broken worker would zero.
+        assert prev["dice"] == ours["dice"] and prev["correct"] + prev["rejected"] > 0
+    worktrees = subprocess.run(
+        ["git", "-C", str(BENCH.parents[1]), "worktree", "list"], capture_output=True, text=True
+    ).stdout
+    assert "dicetower-prev-" not in worktrees  # cleaned up
+
+
+def test_bench_refuses_an_unknown_commit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = _bench_module(monkeypatch)
+    assert bench.main(["--synth", "--photos", "1", "--repeat", "1", "--previous", "no-such-rev"]) == 1
+    assert "cannot check out 'no-such-rev'" in capsys.readouterr().err
