@@ -540,6 +540,8 @@ def make_model(arch: str = "v2") -> Any:
     if arch == "v3f":
         # v3f pools before the third stage, so both widening stages run at 6 x 6: 0.73 x v3s's
         # multiply-adds (the 12 x 12 stage held 46 % of them), the saving spent on width there.
+        # Tried, not shipped: cv2.dnn ran it at 0.93 x v3s's time, and after 75 minutes it read
+        # byler's val dice worse (BENCHMARKS.md). Kept so that result can be reproduced.
         return nn.Sequential(
             blk(CHANNELS[arch], 20, 2),
             blk(20, 40, 2),
