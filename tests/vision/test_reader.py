@@ -141,6 +141,22 @@ def test_confidence_is_a_probability(reader: D6Reader) -> None:
     assert 0.0 < r.confidence <= 1.0
 
 
+def test_extra_looks_on_their_own_network_copy_change_nothing(reader: D6Reader) -> None:
+    """The second network (kept for its own batch shape) is the same model as the first."""
+    from dicetower.vision.pips import looked_twice, to_blob
+
+    crops = [crop_die(*draw_die(face, 17.0 * face, side=40 + 3 * face)) for face in range(1, 7)]
+    crops += [np.full((48, 48, 3), 120, np.uint8), cv2.GaussianBlur(crops[4], (0, 0), 3.0)]
+    blob = to_blob(crops, reader.channels)
+    one_net = looked_twice(reader._forward, blob, 2, 1.01)  # every crop gets its extra look
+    two_nets = looked_twice(reader._forward, blob, 2, 1.01, reader._forward_again)
+    assert np.allclose(one_net, two_nets, atol=1e-5)
+    # And the batch sizes a frame alternates between leave the first network's answers alone.
+    first = reader._forward(blob)
+    reader._forward_again(blob[:3])
+    assert np.allclose(reader._forward(blob), first, atol=1e-5)
+
+
 def test_missing_model_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ReaderModelError, match="missing"):
         D6Reader(tmp_path)
