@@ -319,3 +319,37 @@ def test_training_refuses_a_bad_dataset_weight_before_any_work(bad: str, capsys)
         main(["--dataset-weight", bad, "--work", "/nonexistent/never-created"])
     assert exc.value.code == 2
     assert "--dataset-weight" in capsys.readouterr().err
+
+
+def test_augment_overrides_change_only_the_fields_named() -> None:
+    from dicetower.vision.training.reader import Augment, parse_augment
+
+    aug = parse_augment(["p_small=0.1", "small=30,40", "scale=0.9,1.2"])
+    assert (aug.p_small, aug.small, aug.scale) == (0.1, (30, 40), (0.9, 1.2))
+    untouched = {"p_small", "small", "scale"}
+    default = Augment()
+    assert all(getattr(aug, f) == getattr(default, f) for f in vars(default) if f not in untouched)
+    assert parse_augment([]) == default
+    assert parse_augment(["small=30,30"]).small == (30, 31)  # a non-empty range for rng.integers
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "p_small",
+        "nosuch=1",
+        "p_small=x",
+        "p_small=1.5",
+        "shift=0.9",
+        "scale=1.2",
+        "scale=1.2,0.9",
+        "small=2,40",
+    ],
+)
+def test_training_refuses_a_bad_augment_override_before_any_work(bad: str, capsys) -> None:
+    from dicetower.vision.training.reader import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--augment", bad, "--work", "/nonexistent/never-created"])
+    assert exc.value.code == 2
+    assert "--augment" in capsys.readouterr().err

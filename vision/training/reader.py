@@ -48,6 +48,7 @@ estimated from the pip area (a lone 1-pip is about half the pip area of the othe
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import time
@@ -85,6 +86,7 @@ __all__ = [
     "false_alarms",
     "main",
     "make_model",
+    "parse_augment",
 ]
 
 D6_DATASETS = ("byler-d6", "epanemu-dice3", "matteop65-d6-wood", "tomitomi3-gray-d6")
@@ -403,6 +405,44 @@ class Augment:
     p_light: float = 0.3  #: mildly blurred
     p_invert: float = 0.3  #: negative (white-on-red ~ black-on-white)
     p_noise: float = 0.5  #: sensor noise
+
+
+def parse_augment(items: list[str]) -> Augment:
+    """``Augment`` with ``FIELD=VALUE`` overrides (``VALUE`` a number, or ``LO,HI`` for a range).
+
+    Why a parser of its own: a run that changes how hard training distorts must say so on
+    its command line and in its model card, and a typo must stop it before an hour of work.
+    """
+    fields = {f.name: f for f in dataclasses.fields(Augment)}
+    changes: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in fields:
+            raise ValueError(f"want FIELD=VALUE with FIELD one of {sorted(fields)}, got {item!r}")
+        default = getattr(Augment(), name)
+        try:
+            parts = tuple(float(v) for v in value.split(","))
+        except ValueError:
+            raise ValueError(f"{item!r}: not a number") from None
+        if isinstance(default, tuple):
+            if len(parts) != 2 or parts[0] > parts[1]:
+                raise ValueError(f"{item!r}: {name} wants LO,HI with LO <= HI")
+            if name == "small":
+                if not (parts[0] >= 4 and parts[1] <= INPUT):
+                    raise ValueError(f"{item!r}: small wants sides in 4..{INPUT}")
+                # rng.integers excludes its upper end: keep the range non-empty
+                parts = (int(parts[0]), max(int(parts[1]), int(parts[0]) + 1))
+            elif parts[0] <= 0:
+                raise ValueError(f"{item!r}: {name} must be positive")
+            changes[name] = parts
+        else:
+            if len(parts) != 1:
+                raise ValueError(f"{item!r}: {name} wants one number")
+            lo, hi = (0.0, 0.5) if name == "shift" else (0.0, 1.0)
+            if not lo <= parts[0] <= hi:
+                raise ValueError(f"{item!r}: {name} must lie in [{lo}, {hi}]")
+            changes[name] = parts[0]
+    return dataclasses.replace(Augment(), **changes)
 
 
 def augment_batch(
@@ -813,6 +853,13 @@ def main(argv: list[str] | None = None) -> int:
         help="add the shipped pipeline's false alarms as class 0 (build_hard_negatives)",
     )
     ap.add_argument(
+        "--augment",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="override one Augment field (repeatable), e.g. p_small=0.1 or small=30,40",
+    )
+    ap.add_argument(
         "--dataset-weight",
         action="append",
         default=[],
@@ -829,6 +876,10 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--dataset-weight wants NAME=NUMBER, got {item!r}")
         if name not in D6_DATASETS or not 0.0 < weights[name] <= 100.0:
             ap.error(f"--dataset-weight: unknown dataset or weight out of (0, 100]: {item!r}")
+    try:
+        aug = parse_augment(args.augment)
+    except ValueError as exc:
+        ap.error(f"--augment: {exc}")
     import torch
 
     torch.set_num_threads(args.threads)
@@ -869,6 +920,7 @@ def main(argv: list[str] | None = None) -> int:
             args.max_minutes,
             args.init,
             args.arch,
+            aug=aug,
             dataset_weight=weights,
         )
     if not args.calibrate_only:
@@ -910,6 +962,7 @@ def main(argv: list[str] | None = None) -> int:
         "minutes": None if args.calibrate_only else args.max_minutes,
         "init": args.init.name if args.init is not None else None,
         "dataset_weight": weights or None,
+        "augment": {k: v for k, v in dataclasses.asdict(aug).items() if v != getattr(Augment(), k)} or None,
     }
     (args.out / "d6_reader.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     log(f"temperature {t:.3f} thresholds {thr} {stats}")
