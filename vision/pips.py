@@ -21,6 +21,7 @@ it reports). Models with one input plane (``"channels": 1`` in the metadata) sti
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,11 +48,13 @@ __all__ = [
     "contrast_grey",
     "count_pips",
     "crop_die",
+    "die_angles",
     "die_square",
     "is_too_small",
     "looked_twice",
     "standardise",
     "to_blob",
+    "upright_crops",
     "with_views",
 ]
 
@@ -117,6 +120,62 @@ def crop_die(
     m[0, 2] += size / 2.0 - cx
     m[1, 2] += size / 2.0 - cy
     return cv2.warpAffine(frame, m, (size, size), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+
+
+def die_angles(grey: np.ndarray) -> np.ndarray:
+    """The angle (degrees, in [-45, 45)) by which each die in ``grey`` ``(N, S, S)`` is turned.
+
+    A die's outline repeats every quarter turn, so the gradient directions of a crop, taken
+    four times over (``(gx + i gy)^4``), add up along the die's edges. Two choices keep the pips
+    from steering it (measured on drawn dice of every face, colour and turn: the worst error
+    fell from a wrong quarter to 1.7 degrees): votes are weighted by the gradient's size, not its
+    square (black pips on a white die are the crop's strongest edges), and by a ring where a die
+    square to, or turned against, its crop has its outline, not the middle where its pips are.
+    Passing the result to :func:`crop_die` as ``angle`` turns the die square to the crop
+    (:func:`upright_crops`).
+    """
+    g = np.asarray(grey, np.float32)
+    n, s = g.shape[0], g.shape[-1]
+    # Scharr derivatives (slices, so a whole batch is a few array passes): plain differences
+    # lean every slanted edge toward the axes and so under- or over-turn the die.
+    dx = g[:, :, 2:] - g[:, :, :-2]
+    dy = g[:, 2:, :] - g[:, :-2, :]
+    gx = 3.0 * (dx[:, :-2] + dx[:, 2:]) + 10.0 * dx[:, 1:-1]
+    gy = 3.0 * (dy[:, :, :-2] + dy[:, :, 2:]) + 10.0 * dy[:, :, 1:-1]
+    return np.degrees(np.angle((_quarter_votes(gx, gy) * _ring(s)).reshape(n, -1).sum(axis=1)) / 4.0).astype(
+        np.float32
+    )
+
+
+def _quarter_votes(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
+    """``|g| e^{4i theta}`` per pixel: the gradient's direction four times over, weighted by its size."""
+    z = gx + 1j * gy
+    z2 = z * z
+    return z2 * z2 / ((gx * gx + gy * gy) * np.sqrt(gx * gx + gy * gy) + 1e-3)
+
+
+@functools.lru_cache(maxsize=4)
+def _ring(s: int) -> np.ndarray:
+    """Weights of an ``(s - 2)`` square peaking 0.45 s from its centre (the die's outline)."""
+    r = np.arange(1, s - 1, dtype=np.float32) - (s - 1) / 2.0
+    rr = np.sqrt(r[:, None] ** 2 + r[None, :] ** 2)
+    return np.exp(-((rr - 0.45 * s) ** 2) / (2.0 * (0.12 * s) ** 2)).astype(np.float32)
+
+
+def upright_crops(
+    frame: np.ndarray, boxes: list[tuple[float, float, float, float]] | list[list[float]], size: int = INPUT
+) -> list[np.ndarray]:
+    """Crops of ``boxes`` turned so each die's edges run along the crop's (:func:`die_angles`).
+
+    Why: a small network that must also learn every rotation spends its few filters on that;
+    turned square, a die shows its face at one of four quarter turns. Each die costs a second
+    warp from the frame (not a rotation of the first crop, whose corners would be empty).
+    """
+    if not len(boxes):
+        return []
+    first = [crop_die(frame, b, size=size) for b in boxes]
+    angles = die_angles(np.stack([_gray(c) for c in first]))
+    return [crop_die(frame, b, size=size, angle=float(a)) for b, a in zip(boxes, angles, strict=True)]
 
 
 def _gray(crop: np.ndarray) -> np.ndarray:
@@ -317,7 +376,7 @@ class D6Reader:
     Example::
 
         reader = D6Reader()
-        reads = reader.read_crops([crop_die(frame, box) for box in boxes])
+        reads = reader.read_crops(reader.crops(frame, boxes))
     """
 
     def __init__(self, model_dir: str | Path | None = None) -> None:
@@ -340,6 +399,8 @@ class D6Reader:
         self.channels = int(self.meta.get("channels", 1))
         self.views = int(self.meta.get("views", 1))
         self.second_look_below = float(self.meta.get("second_look_below", 1.01))
+        #: The model was trained on dice turned square to the crop (:func:`upright_crops`).
+        self.upright = bool(self.meta.get("upright", False))
         if self.channels not in (1, 4) or self.views not in (1, 2, 4):
             raise ReaderModelError(
                 f"{meta}: channels must be 1 or 4 and views 1, 2 or 4 (got {self.channels}, {self.views})"
@@ -358,6 +419,12 @@ class D6Reader:
             return load_onnx(path)
         except cv2.error as exc:
             raise ReaderModelError(f"{path}: cv2.dnn cannot load it: {exc}") from None
+
+    def crops(self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> list[np.ndarray]:
+        """The crops of ``boxes`` cut as this model was trained to read them."""
+        if self.upright:
+            return upright_crops(frame, boxes)
+        return [crop_die(frame, b) for b in boxes]
 
     def _forward(self, blob: np.ndarray) -> np.ndarray:
         self._net.setInput(blob)
@@ -401,7 +468,7 @@ class D6Reader:
         return FaceRead(None, face_conf, reason, p)
 
     def read_crops(self, crops: list[np.ndarray]) -> list[FaceRead]:
-        """Read a batch of crops (as made by :func:`crop_die`)."""
+        """Read a batch of crops (as made by :meth:`crops`)."""
         probs = self.probabilities(crops)
         return [self.decide(probs[i], crops[i]) for i in range(len(crops))]
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from .colour import die_colours
 from .locate import DieCandidate, locate_dice
-from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_die, is_too_small
+from .pips import NOT_A_DIE, D6Reader, FaceRead, is_too_small
 from .reading import DieReading, Reading, ReadStatus, UnreadableReason
 
 __all__ = ["CUT_ASPECT", "NOT_A_DIE_DROP", "FrameReader", "LocateFn", "read_frame"]
@@ -106,7 +106,7 @@ class FrameReader:
         frame = _as_bgr(frame)
         cands = list(candidates)[:MAX_DICE]
         t0 = time.perf_counter()
-        crops = [crop_die(frame, c.box) for c in cands]
+        crops = self.faces.crops(frame, [c.box for c in cands])
         skip = {i: reason for i, c in enumerate(cands) if (reason := _pre_reason(c)) is not None}
         need = [i for i in range(len(cands)) if i not in skip]
         reads: dict[int, FaceRead] = dict(

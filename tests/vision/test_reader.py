@@ -353,3 +353,78 @@ def test_training_refuses_a_bad_augment_override_before_any_work(bad: str, capsy
         main(["--augment", bad, "--work", "/nonexistent/never-created"])
     assert exc.value.code == 2
     assert "--augment" in capsys.readouterr().err
+
+
+def _turn(crop: np.ndarray) -> float:
+    from dicetower.vision.pips import die_angles
+
+    return float(die_angles(cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)[None])[0])
+
+
+def _mod90(a: float) -> float:
+    """Distance of an angle from the nearest quarter turn (a die looks alike every 90 degrees)."""
+    return abs((a + 45.0) % 90.0 - 45.0)
+
+
+@pytest.mark.parametrize("angle", [0.0, 7.0, 18.0, 33.0, 44.0, 62.0, -25.0])
+def test_die_angles_finds_how_far_a_drawn_die_is_turned(angle: float) -> None:
+    frame, box = draw_die(4, angle, side=50)
+    turn = _turn(crop_die(frame, box))
+    # draw_die turns the die by `angle` in image coordinates (y down); any quarter turn is the same die
+    assert _mod90(turn - angle) < 2.0
+
+
+@pytest.mark.parametrize("angle", [12.0, 30.0, 41.0, -20.0])
+def test_upright_crops_turn_each_die_square_to_its_crop(angle: float) -> None:
+    from dicetower.vision.pips import upright_crops
+
+    frame, box = draw_die(5, angle, side=50, body=(40, 40, 200), pip=(240, 240, 240))
+    assert _mod90(_turn(crop_die(frame, box))) > 10.0
+    (crop,) = upright_crops(frame, [box])
+    assert crop.shape == crop_die(frame, box).shape
+    assert _mod90(_turn(crop)) < 2.0
+    assert upright_crops(frame, []) == []
+
+
+def test_training_crops_are_turned_square_as_the_runtime_turns_them() -> None:
+    """Training (augment_batch, jitter_crop, exact_crops) must feed what pips.upright_crops feeds."""
+    from dicetower.vision.pips import die_angles
+    from dicetower.vision.training.reader import (
+        CTX,
+        CTX_FACTOR,
+        Augment,
+        augment_batch,
+        exact_crops,
+        jitter_crop,
+    )
+
+    side = CTX / CTX_FACTOR
+    ctxs = []
+    for i, angle in enumerate(np.linspace(0.0, 85.0, 12)):
+        img, _box = draw_die(1 + i % 6, float(angle), side=round(side), canvas=CTX)
+        ctxs.append(img)
+    ctx = np.stack(ctxs)
+    rng = np.random.default_rng(3)
+    plain = Augment(p_cut=0, p_perm=0, p_mono=0, p_small=0, p_heavy=0, p_light=0, p_invert=0, p_noise=0)
+    turned, _ = augment_batch(ctx, np.ones(len(ctx), np.int64), rng, 4, plain, upright=True)
+    as_drawn, _ = augment_batch(ctx, np.ones(len(ctx), np.int64), rng, 4, plain)
+    assert np.median([_mod90(a) for a in die_angles(turned[:, 1])]) < 2.0
+    assert np.median([_mod90(a) for a in die_angles(as_drawn[:, 1])]) > 10.0
+    assert max(_mod90(_turn(jitter_crop(c, rng, upright=True))) for c in ctx) < 3.0
+    exact = exact_crops({"ctx": ctx, "crop": ctx}, np.arange(len(ctx)), upright=True)
+    assert max(_mod90(_turn(c)) for c in exact) < 3.0
+
+
+def test_reader_cuts_upright_crops_when_its_model_card_says_so(tmp_path: Path) -> None:
+    from dicetower.vision.pips import upright_crops
+
+    for name in ("d6_reader.onnx", "d6_reader.json"):
+        (tmp_path / name).write_bytes((MODELS / name).read_bytes())
+    meta = json.loads((tmp_path / "d6_reader.json").read_text())
+    frame, box = draw_die(3, 28.0, side=50)
+    for upright in (False, True):
+        (tmp_path / "d6_reader.json").write_text(json.dumps({**meta, "upright": upright}))
+        reader = D6Reader(tmp_path)
+        (crop,) = reader.crops(frame, [box])
+        expected = upright_crops(frame, [box])[0] if upright else crop_die(frame, box)
+        assert np.array_equal(crop, expected)

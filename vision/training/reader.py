@@ -66,9 +66,11 @@ from ..pips import (
     blur_score,
     contrast_grey,
     crop_die,
+    die_angles,
     looked_twice,
     standardise,
     to_blob,
+    upright_crops,
 )
 from .splits import split_of
 
@@ -83,6 +85,7 @@ __all__ = [
     "build_hard_negatives",
     "build_synth_cache",
     "enlarged_box",
+    "exact_crops",
     "false_alarms",
     "main",
     "make_model",
@@ -274,7 +277,7 @@ def build_hard_negatives(datasets_root: Path, out: Path) -> dict[str, np.ndarray
                 continue
             labels = [enlarged_box(name, d.box, d.face) for d in entry.dice if d.box is not None]
             boxes = [c.box for c in locate_dice(img)]
-            crops = [crop_die(img, b) for b in boxes]
+            crops = reader.crops(img, boxes)
             probs = reader.probabilities(crops)
             sp = SPLIT_ID[split_of(name, f"images/{entry.image.name}")]
             for i in false_alarms(boxes, labels, probs):
@@ -451,6 +454,8 @@ def augment_batch(
     rng: np.random.Generator,
     channels: int = 1,
     aug: Augment = Augment(),
+    *,
+    upright: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`augment` for a whole batch at once: standardised ``(N, channels, INPUT, INPUT)``, labels.
 
@@ -472,16 +477,25 @@ def augment_batch(
     shift[cut] = (np.stack([np.cos(ang), np.sin(ang)], 1) * rad[:, None])[cut]
     lab[cut] = 0
     rot = rng.uniform(0, 2 * math.pi, n)
-    sc = side / CTX
-    theta = np.zeros((n, 2, 3), np.float32)
-    theta[:, 0, 0] = np.cos(rot) * sc
-    theta[:, 0, 1] = -np.sin(rot) * sc
-    theta[:, 1, 0] = np.sin(rot) * sc
-    theta[:, 1, 1] = np.cos(rot) * sc
-    theta[:, :, 2] = shift / (CTX / 2)
     x = torch.from_numpy(np.ascontiguousarray(ctx)).permute(0, 3, 1, 2).float()
-    grid = F.affine_grid(torch.from_numpy(theta), [n, 3, INPUT, INPUT], align_corners=False)
-    bgr = F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False)
+
+    def sample(rot: np.ndarray) -> Any:
+        sc = side / CTX
+        theta = np.zeros((n, 2, 3), np.float32)
+        theta[:, 0, 0] = np.cos(rot) * sc
+        theta[:, 0, 1] = -np.sin(rot) * sc
+        theta[:, 1, 0] = np.sin(rot) * sc
+        theta[:, 1, 1] = np.cos(rot) * sc
+        theta[:, :, 2] = shift / (CTX / 2)
+        grid = F.affine_grid(torch.from_numpy(theta), [n, 3, INPUT, INPUT], align_corners=False)
+        return F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False)
+
+    bgr = sample(rot)
+    if upright:
+        # As the runtime does (pips.upright_crops): estimate the die's turn on this crop, then
+        # sample it again turned square, so training sees the same residual errors.
+        luma = (bgr * torch.tensor([0.114, 0.587, 0.299])[None, :, None, None]).sum(1)
+        bgr = sample(rot + np.radians(die_angles(luma.numpy())))
     # Colour: swapped channels sometimes (new die colours), white balance / exposure jitter.
     perm = np.argsort(rng.random((n, 3)), axis=1)
     perm[rng.random(n) >= aug.p_perm] = [0, 1, 2]
@@ -523,19 +537,33 @@ def augment_batch(
     return standardise(g.numpy()), lab
 
 
-def jitter_crop(ctx: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def jitter_crop(ctx: np.ndarray, rng: np.random.Generator, *, upright: bool = False) -> np.ndarray:
     """A BGR crop of a context as an imprecise detector would frame it (geometry only).
 
     Calibration uses these next to the exact labelled crops, so the thresholds hold for
-    detector boxes, not just for perfect ones.
+    detector boxes, not just for perfect ones. ``upright``: turned square as
+    :func:`~dicetower.vision.pips.upright_crops` turns it.
     """
     die_side = CTX / CTX_FACTOR
     side = die_side * rng.uniform(0.9, 1.2) * CROP_MARGIN
     c = (CTX / 2 + rng.uniform(-0.1, 0.1) * die_side, CTX / 2 + rng.uniform(-0.1, 0.1) * die_side)
-    m = cv2.getRotationMatrix2D(c, float(rng.uniform(0, 360)), INPUT / side)
-    m[0, 2] += INPUT / 2 - c[0]
-    m[1, 2] += INPUT / 2 - c[1]
-    return cv2.warpAffine(ctx, m, (INPUT, INPUT), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
+    die = side / CROP_MARGIN  # the box whose crop_die square is `side` across
+    box = (c[0] - die / 2, c[1] - die / 2, die, die)
+    angle = float(rng.uniform(0, 360))
+    crop = crop_die(ctx, box, angle=angle)
+    if upright:
+        grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)[None]
+        crop = crop_die(ctx, box, angle=angle + float(die_angles(grey)[0]))
+    return crop
+
+
+def exact_crops(data: dict[str, np.ndarray], idx: np.ndarray, upright: bool) -> np.ndarray:
+    """The labelled crops ``idx`` as the runtime cuts them (turned square when ``upright``)."""
+    if not upright:
+        return data["crop"][idx]
+    die_side = CTX / CTX_FACTOR
+    box = ((CTX - die_side) / 2, (CTX - die_side) / 2, die_side, die_side)
+    return np.stack([upright_crops(data["ctx"][i], [box])[0] for i in idx])
 
 
 def _standardise(g: np.ndarray) -> np.ndarray:
@@ -634,6 +662,7 @@ def train(
     arch: str = "v2",
     aug: Augment = Augment(),
     dataset_weight: dict[str, float] | None = None,
+    upright: bool = False,
 ) -> Any:
     """Train on random crops of the train contexts for ``max_minutes`` (optionally from ``init``).
 
@@ -666,6 +695,7 @@ def train(
     opt = torch.optim.AdamW(model.parameters(), lr=max_lr, weight_decay=1e-4)
     lossf = torch.nn.CrossEntropyLoss(label_smoothing=0.02)
     val = np.flatnonzero(data["split"] == 1)
+    val_crops = exact_crops(data, val, upright)
     budget = max_minutes * 60.0
     t0 = time.time()
     # The learning rate follows whichever budget runs out first, time or epochs (warm-up, then
@@ -683,7 +713,7 @@ def train(
         for j in range(0, per_epoch, 512):
             k = pick[j : j + 512]
             xs[j : j + len(k)], ys[j : j + len(k)] = augment_batch(
-                data["ctx"][tr[k]], faces[k], rng, CHANNELS[arch], aug
+                data["ctx"][tr[k]], faces[k], rng, CHANNELS[arch], aug, upright=upright
             )
         tot, nb = 0.0, 0
         for bi, b in enumerate(_batches(per_epoch, 128, rng)):
@@ -702,7 +732,7 @@ def train(
             if frac >= 1.0:
                 break
         model.eval()
-        right = _logits(model, data["crop"][val], CHANNELS[arch]).argmax(1) == data["face"][val]
+        right = _logits(model, val_crops, CHANNELS[arch]).argmax(1) == data["face"][val]
         per_ds = " ".join(
             f"{D6_DATASETS[d][:6]} {right[data['ds'][val] == d].mean():.3f}"
             for d in np.unique(data["ds"][val])
@@ -845,6 +875,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--second-look-below", type=float, default=0.9, help="softmax peak under which a crop is re-read"
     )
+    ap.add_argument(
+        "--upright",
+        action="store_true",
+        help="read dice turned square to the crop (pips.upright_crops), recorded in the model card",
+    )
     ap.add_argument("--threads", type=int, default=2, help="torch threads (1 when the machine is shared)")
     ap.add_argument("--synth", type=int, default=250, help="rendered scenes added to train (0: none)")
     ap.add_argument(
@@ -922,12 +957,14 @@ def main(argv: list[str] | None = None) -> int:
             args.arch,
             aug=aug,
             dataset_weight=weights,
+            upright=args.upright,
         )
     if not args.calibrate_only:
         torch.save(model.state_dict(), args.work / f"model_{args.tag}.pt")
     val = np.flatnonzero(data["split"] == 1)
     rng = np.random.default_rng(args.seed + 7)
-    cal_crops = np.concatenate([data["crop"][val], np.stack([jitter_crop(data["ctx"][i], rng) for i in val])])
+    jittered = np.stack([jitter_crop(data["ctx"][i], rng, upright=args.upright) for i in val])
+    cal_crops = np.concatenate([exact_crops(data, val, args.upright), jittered])
     cal_faces = np.concatenate([data["face"][val], data["face"][val]])
     logits = _logits(model, cal_crops, CHANNELS[args.arch], args.views, args.second_look_below)
     t = fit_temperature(logits, cal_faces)
@@ -949,6 +986,7 @@ def main(argv: list[str] | None = None) -> int:
         "channels": CHANNELS[args.arch],
         "views": args.views,
         "second_look_below": args.second_look_below,
+        "upright": args.upright,
         "crop_margin": CROP_MARGIN,
         "classes": ["not_a_die", 1, 2, 3, 4, 5, 6],
         "temperature": round(t, 4),
