@@ -142,16 +142,23 @@ def die_angles(grey: np.ndarray) -> np.ndarray:
     dy = g[:, 2:, :] - g[:, :-2, :]
     gx = 3.0 * (dx[:, :-2] + dx[:, 2:]) + 10.0 * dx[:, 1:-1]
     gy = 3.0 * (dy[:, :, :-2] + dy[:, :, 2:]) + 10.0 * dy[:, :, 1:-1]
-    return np.degrees(np.angle((_quarter_votes(gx, gy) * _ring(s)).reshape(n, -1).sum(axis=1)) / 4.0).astype(
-        np.float32
-    )
+    re, im = _quarter_votes(gx.reshape(n, -1), gy.reshape(n, -1))
+    ring = _ring(s).reshape(-1)
+    return np.degrees(np.arctan2(im @ ring, re @ ring) / 4.0).astype(np.float32)
 
 
-def _quarter_votes(gx: np.ndarray, gy: np.ndarray) -> np.ndarray:
-    """``|g| e^{4i theta}`` per pixel: the gradient's direction four times over, weighted by its size."""
-    z = gx + 1j * gy
-    z2 = z * z
-    return z2 * z2 / ((gx * gx + gy * gy) * np.sqrt(gx * gx + gy * gy) + 1e-3)
+def _quarter_votes(gx: np.ndarray, gy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``|g| e^{4i theta}`` per pixel as (real, imaginary) float32 planes.
+
+    The gradient's direction four times over, weighted by its size; written out in real
+    arithmetic (cos 4t and sin 4t from gx, gy) because complex numpy arrays are double
+    precision and cost three times as much on a crowded frame.
+    """
+    xx, yy = gx * gx, gy * gy
+    m2 = xx + yy + 1e-3
+    d = xx - yy
+    scale = 1.0 / (m2 * np.sqrt(m2))
+    return (d * d - 4.0 * xx * yy) * scale, 4.0 * gx * gy * d * scale
 
 
 @functools.lru_cache(maxsize=4)
