@@ -52,8 +52,10 @@ __all__ = [
     "die_square",
     "is_too_small",
     "looked_twice",
+    "scaled_box",
     "standardise",
     "to_blob",
+    "turned_fit",
     "upright_crops",
     "with_views",
 ]
@@ -170,19 +172,41 @@ def _ring(s: int) -> np.ndarray:
 
 
 def upright_crops(
-    frame: np.ndarray, boxes: list[tuple[float, float, float, float]] | list[list[float]], size: int = INPUT
+    frame: np.ndarray,
+    boxes: list[tuple[float, float, float, float]] | list[list[float]],
+    size: int = INPUT,
+    *,
+    fit: bool = False,
 ) -> list[np.ndarray]:
     """Crops of ``boxes`` turned so each die's edges run along the crop's (:func:`die_angles`).
 
     Why: a small network that must also learn every rotation spends its few filters on that;
     turned square, a die shows its face at one of four quarter turns. Each die costs a second
     warp from the frame (not a rotation of the first crop, whose corners would be empty).
+    ``fit`` also shrinks the square by :func:`turned_fit`: a box is the upright outline of a
+    turned die, so a die at 45 degrees would otherwise fill only 0.7 of its crop.
     """
     if not len(boxes):
         return []
     first = [crop_die(frame, b, size=size) for b in boxes]
-    angles = die_angles(np.stack([_gray(c) for c in first]))
-    return [crop_die(frame, b, size=size, angle=float(a)) for b, a in zip(boxes, angles, strict=True)]
+    angles = die_angles(np.stack([_gray(c) for c in first])).tolist()
+    if fit:
+        boxes = [scaled_box(b, turned_fit(a)) for b, a in zip(boxes, angles, strict=True)]
+    return [crop_die(frame, b, size=size, angle=a) for b, a in zip(boxes, angles, strict=True)]
+
+
+def turned_fit(angle: float | np.ndarray) -> float | np.ndarray:
+    """Side of a square turned by ``angle`` degrees over the side of its upright bounding box."""
+    a = np.radians(angle)
+    return 1.0 / (np.abs(np.cos(a)) + np.abs(np.sin(a)))
+
+
+def scaled_box(
+    box: tuple[float, float, float, float] | list[float], factor: float
+) -> tuple[float, float, float, float]:
+    """``box`` scaled by ``factor`` about its centre."""
+    x, y, w, h = (float(v) for v in box)
+    return (x + w * (1 - factor) / 2, y + h * (1 - factor) / 2, w * factor, h * factor)
 
 
 def _gray(crop: np.ndarray) -> np.ndarray:
@@ -408,6 +432,8 @@ class D6Reader:
         self.second_look_below = float(self.meta.get("second_look_below", 1.01))
         #: The model was trained on dice turned square to the crop (:func:`upright_crops`).
         self.upright = bool(self.meta.get("upright", False))
+        #: ... and its crops shrunk to the turned die (``upright_crops(fit=True)``).
+        self.fit_turned = bool(self.meta.get("fit_turned", False))
         if self.channels not in (1, 4) or self.views not in (1, 2, 4):
             raise ReaderModelError(
                 f"{meta}: channels must be 1 or 4 and views 1, 2 or 4 (got {self.channels}, {self.views})"
@@ -430,7 +456,7 @@ class D6Reader:
     def crops(self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> list[np.ndarray]:
         """The crops of ``boxes`` cut as this model was trained to read them."""
         if self.upright:
-            return upright_crops(frame, boxes)
+            return upright_crops(frame, boxes, fit=self.fit_turned)
         return [crop_die(frame, b) for b in boxes]
 
     def _forward(self, blob: np.ndarray) -> np.ndarray:

@@ -428,3 +428,24 @@ def test_reader_cuts_upright_crops_when_its_model_card_says_so(tmp_path: Path) -
         (crop,) = reader.crops(frame, [box])
         expected = upright_crops(frame, [box])[0] if upright else crop_die(frame, box)
         assert np.array_equal(crop, expected)
+
+
+def _die_share(crop: np.ndarray) -> float:
+    """Share of a crop's side the bright drawn die spans (its upright width)."""
+    cols = np.flatnonzero((cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY) > 180).any(axis=0))
+    return (cols[-1] - cols[0] + 1) / crop.shape[1]
+
+
+def test_fitted_upright_crops_frame_a_turned_die_as_an_upright_one() -> None:
+    """A box outlines a turned die upright; fit=True shrinks the crop back to the die itself."""
+    from dicetower.vision.pips import turned_fit, upright_crops
+
+    assert turned_fit(0.0) == pytest.approx(1.0) and turned_fit(45.0) == pytest.approx(math.sqrt(0.5))
+    square, box0 = draw_die(2, 0.0, side=50)
+    turned, box40 = draw_die(2, 40.0, side=50)
+    upright_share = _die_share(crop_die(square, box0))
+    (loose,) = upright_crops(turned, [box40])
+    (fitted,) = upright_crops(turned, [box40], fit=True)
+    assert _die_share(loose) < 0.8 * upright_share  # the turned die's outline box is larger
+    assert _die_share(fitted) == pytest.approx(upright_share, abs=0.05)
+    assert _mod90(_turn(fitted)) < 2.0

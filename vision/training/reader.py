@@ -68,8 +68,10 @@ from ..pips import (
     crop_die,
     die_angles,
     looked_twice,
+    scaled_box,
     standardise,
     to_blob,
+    turned_fit,
     upright_crops,
 )
 from .splits import split_of
@@ -456,6 +458,7 @@ def augment_batch(
     aug: Augment = Augment(),
     *,
     upright: bool = False,
+    fit: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`augment` for a whole batch at once: standardised ``(N, channels, INPUT, INPUT)``, labels.
 
@@ -479,7 +482,7 @@ def augment_batch(
     rot = rng.uniform(0, 2 * math.pi, n)
     x = torch.from_numpy(np.ascontiguousarray(ctx)).permute(0, 3, 1, 2).float()
 
-    def sample(rot: np.ndarray) -> Any:
+    def sample(rot: np.ndarray, side: np.ndarray) -> Any:
         sc = side / CTX
         theta = np.zeros((n, 2, 3), np.float32)
         theta[:, 0, 0] = np.cos(rot) * sc
@@ -490,12 +493,13 @@ def augment_batch(
         grid = F.affine_grid(torch.from_numpy(theta), [n, 3, INPUT, INPUT], align_corners=False)
         return F.grid_sample(x, grid, mode="bilinear", padding_mode="reflection", align_corners=False)
 
-    bgr = sample(rot)
+    bgr = sample(rot, side)
     if upright:
         # As the runtime does (pips.upright_crops): estimate the die's turn on this crop, then
         # sample it again turned square, so training sees the same residual errors.
         luma = (bgr * torch.tensor([0.114, 0.587, 0.299])[None, :, None, None]).sum(1)
-        bgr = sample(rot + np.radians(die_angles(luma.numpy())))
+        turn = die_angles(luma.numpy())
+        bgr = sample(rot + np.radians(turn), side * turned_fit(turn) if fit else side)
     # Colour: swapped channels sometimes (new die colours), white balance / exposure jitter.
     perm = np.argsort(rng.random((n, 3)), axis=1)
     perm[rng.random(n) >= aug.p_perm] = [0, 1, 2]
@@ -537,7 +541,9 @@ def augment_batch(
     return standardise(g.numpy()), lab
 
 
-def jitter_crop(ctx: np.ndarray, rng: np.random.Generator, *, upright: bool = False) -> np.ndarray:
+def jitter_crop(
+    ctx: np.ndarray, rng: np.random.Generator, *, upright: bool = False, fit: bool = False
+) -> np.ndarray:
     """A BGR crop of a context as an imprecise detector would frame it (geometry only).
 
     Calibration uses these next to the exact labelled crops, so the thresholds hold for
@@ -553,17 +559,18 @@ def jitter_crop(ctx: np.ndarray, rng: np.random.Generator, *, upright: bool = Fa
     crop = crop_die(ctx, box, angle=angle)
     if upright:
         grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)[None]
-        crop = crop_die(ctx, box, angle=angle + float(die_angles(grey)[0]))
+        turn = float(die_angles(grey)[0])
+        crop = crop_die(ctx, scaled_box(box, turned_fit(turn)) if fit else box, angle=angle + turn)
     return crop
 
 
-def exact_crops(data: dict[str, np.ndarray], idx: np.ndarray, upright: bool) -> np.ndarray:
+def exact_crops(data: dict[str, np.ndarray], idx: np.ndarray, upright: bool, fit: bool = False) -> np.ndarray:
     """The labelled crops ``idx`` as the runtime cuts them (turned square when ``upright``)."""
     if not upright:
         return data["crop"][idx]
     die_side = CTX / CTX_FACTOR
     box = ((CTX - die_side) / 2, (CTX - die_side) / 2, die_side, die_side)
-    return np.stack([upright_crops(data["ctx"][i], [box])[0] for i in idx])
+    return np.stack([upright_crops(data["ctx"][i], [box], fit=fit)[0] for i in idx])
 
 
 def _standardise(g: np.ndarray) -> np.ndarray:
@@ -663,6 +670,7 @@ def train(
     aug: Augment = Augment(),
     dataset_weight: dict[str, float] | None = None,
     upright: bool = False,
+    fit: bool = False,
 ) -> Any:
     """Train on random crops of the train contexts for ``max_minutes`` (optionally from ``init``).
 
@@ -695,7 +703,7 @@ def train(
     opt = torch.optim.AdamW(model.parameters(), lr=max_lr, weight_decay=1e-4)
     lossf = torch.nn.CrossEntropyLoss(label_smoothing=0.02)
     val = np.flatnonzero(data["split"] == 1)
-    val_crops = exact_crops(data, val, upright)
+    val_crops = exact_crops(data, val, upright, fit)
     budget = max_minutes * 60.0
     t0 = time.time()
     # The learning rate follows whichever budget runs out first, time or epochs (warm-up, then
@@ -713,7 +721,7 @@ def train(
         for j in range(0, per_epoch, 512):
             k = pick[j : j + 512]
             xs[j : j + len(k)], ys[j : j + len(k)] = augment_batch(
-                data["ctx"][tr[k]], faces[k], rng, CHANNELS[arch], aug, upright=upright
+                data["ctx"][tr[k]], faces[k], rng, CHANNELS[arch], aug, upright=upright, fit=fit
             )
         tot, nb = 0.0, 0
         for bi, b in enumerate(_batches(per_epoch, 128, rng)):
@@ -880,6 +888,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="read dice turned square to the crop (pips.upright_crops), recorded in the model card",
     )
+    ap.add_argument(
+        "--fit-turned",
+        action="store_true",
+        help="with --upright: shrink each crop to the turned die (upright_crops(fit=True))",
+    )
     ap.add_argument("--threads", type=int, default=2, help="torch threads (1 when the machine is shared)")
     ap.add_argument("--synth", type=int, default=250, help="rendered scenes added to train (0: none)")
     ap.add_argument(
@@ -902,6 +915,8 @@ def main(argv: list[str] | None = None) -> int:
         help="multiply a dataset's share of the training crops (repeatable), e.g. byler-d6=2",
     )
     args = ap.parse_args(argv)
+    if args.fit_turned and not args.upright:
+        ap.error("--fit-turned needs --upright")
     weights: dict[str, float] = {}
     for item in args.dataset_weight:
         name, _, value = item.partition("=")
@@ -958,13 +973,16 @@ def main(argv: list[str] | None = None) -> int:
             aug=aug,
             dataset_weight=weights,
             upright=args.upright,
+            fit=args.fit_turned,
         )
     if not args.calibrate_only:
         torch.save(model.state_dict(), args.work / f"model_{args.tag}.pt")
     val = np.flatnonzero(data["split"] == 1)
     rng = np.random.default_rng(args.seed + 7)
-    jittered = np.stack([jitter_crop(data["ctx"][i], rng, upright=args.upright) for i in val])
-    cal_crops = np.concatenate([exact_crops(data, val, args.upright), jittered])
+    jittered = np.stack(
+        [jitter_crop(data["ctx"][i], rng, upright=args.upright, fit=args.fit_turned) for i in val]
+    )
+    cal_crops = np.concatenate([exact_crops(data, val, args.upright, args.fit_turned), jittered])
     cal_faces = np.concatenate([data["face"][val], data["face"][val]])
     logits = _logits(model, cal_crops, CHANNELS[args.arch], args.views, args.second_look_below)
     t = fit_temperature(logits, cal_faces)
@@ -987,6 +1005,7 @@ def main(argv: list[str] | None = None) -> int:
         "views": args.views,
         "second_look_below": args.second_look_below,
         "upright": args.upright,
+        "fit_turned": args.fit_turned,
         "crop_margin": CROP_MARGIN,
         "classes": ["not_a_die", 1, 2, 3, 4, 5, 6],
         "temperature": round(t, 4),
