@@ -16,7 +16,8 @@ look is unsure of is looked at again at its other quarter turns and the logits a
 (:func:`looked_twice`). The softmax is temperature-scaled on the validation split and accepted
 only above a per-face threshold chosen so that confidently wrong answers stay rare and every
 face is rejected about equally often (a reader that rejects 6s more than 1s would bias the rolls
-it reports). Models with one input plane (``"channels": 1`` in the metadata) still load.
+it reports). Models with one input plane (``"channels": 1`` in the metadata) still load, and a
+model card with ``"upright": true`` gets its dice cut turned square to the crop (:func:`upright_crops`).
 """
 
 from __future__ import annotations

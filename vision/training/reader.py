@@ -16,6 +16,11 @@ the pipeline shipped at the time (v3 reader, detector r6), cached under ``--work
 says them; ``--calibrate-only --init model_v3sa.pt --arch v3s --hard-negatives --seed 6``
 reproduces the shipped thresholds exactly.)
 
+Options kept to reproduce experiments that did not ship (BENCHMARKS.md, session 5): ``--augment
+FIELD=VALUE`` (milder distortions), ``--upright`` (dice cut turned square to the crop,
+:func:`dicetower.vision.pips.upright_crops`; the model card says so and the runtime follows it)
+and ``--fit-turned`` (those crops also shrunk to the turned die).
+
 (The epoch cap no longer cuts a schedule short: the learning rate now anneals by whichever
 budget ends first.)
 
