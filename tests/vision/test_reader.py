@@ -386,33 +386,43 @@ def test_upright_crops_turn_each_die_square_to_its_crop(angle: float) -> None:
     assert upright_crops(frame, []) == []
 
 
-def test_training_crops_are_turned_square_as_the_runtime_turns_them() -> None:
-    """Training (augment_batch, jitter_crop, exact_crops) must feed what pips.upright_crops feeds."""
-    from dicetower.vision.pips import die_angles
-    from dicetower.vision.training.reader import (
-        CTX,
-        CTX_FACTOR,
-        Augment,
-        augment_batch,
-        exact_crops,
-        jitter_crop,
+def _drawn_contexts() -> np.ndarray:
+    """Context squares as the reader cache holds them: a die (of any turn) 1/2.5 of the side."""
+    from dicetower.vision.training.reader import CTX, CTX_FACTOR
+
+    return np.stack(
+        [
+            draw_die(1 + i % 6, float(angle), side=round(CTX / CTX_FACTOR), canvas=CTX)[0]
+            for i, angle in enumerate(np.linspace(0.0, 85.0, 12))
+        ]
     )
 
-    side = CTX / CTX_FACTOR
-    ctxs = []
-    for i, angle in enumerate(np.linspace(0.0, 85.0, 12)):
-        img, _box = draw_die(1 + i % 6, float(angle), side=round(side), canvas=CTX)
-        ctxs.append(img)
-    ctx = np.stack(ctxs)
+
+def test_calibration_crops_are_turned_square_as_the_runtime_turns_them() -> None:
+    """jitter_crop and exact_crops (the calibration crops) must feed what pips.upright_crops feeds."""
+    from dicetower.vision.training.reader import exact_crops, jitter_crop
+
+    ctx = _drawn_contexts()
+    rng = np.random.default_rng(3)
+    assert max(_mod90(_turn(jitter_crop(c, rng, upright=True))) for c in ctx) < 3.0
+    assert np.median([_mod90(_turn(jitter_crop(c, rng))) for c in ctx]) > 10.0
+    exact = exact_crops({"ctx": ctx, "crop": ctx}, np.arange(len(ctx)), upright=True)
+    assert max(_mod90(_turn(c)) for c in exact) < 3.0
+
+
+def test_training_crops_are_turned_square_as_the_runtime_turns_them() -> None:
+    """augment_batch (torch, training only) must turn its crops as pips.upright_crops does."""
+    pytest.importorskip("torch")
+    from dicetower.vision.pips import die_angles
+    from dicetower.vision.training.reader import Augment, augment_batch
+
+    ctx = _drawn_contexts()
     rng = np.random.default_rng(3)
     plain = Augment(p_cut=0, p_perm=0, p_mono=0, p_small=0, p_heavy=0, p_light=0, p_invert=0, p_noise=0)
     turned, _ = augment_batch(ctx, np.ones(len(ctx), np.int64), rng, 4, plain, upright=True)
     as_drawn, _ = augment_batch(ctx, np.ones(len(ctx), np.int64), rng, 4, plain)
     assert np.median([_mod90(a) for a in die_angles(turned[:, 1])]) < 2.0
     assert np.median([_mod90(a) for a in die_angles(as_drawn[:, 1])]) > 10.0
-    assert max(_mod90(_turn(jitter_crop(c, rng, upright=True))) for c in ctx) < 3.0
-    exact = exact_crops({"ctx": ctx, "crop": ctx}, np.arange(len(ctx)), upright=True)
-    assert max(_mod90(_turn(c)) for c in exact) < 3.0
 
 
 def test_reader_cuts_upright_crops_when_its_model_card_says_so(tmp_path: Path) -> None:
