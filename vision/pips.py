@@ -431,10 +431,14 @@ class D6Reader:
         self.channels = int(self.meta.get("channels", 1))
         self.views = int(self.meta.get("views", 1))
         self.second_look_below = float(self.meta.get("second_look_below", 1.01))
-        #: The model was trained on dice turned square to the crop (:func:`upright_crops`).
-        self.upright = bool(self.meta.get("upright", False))
+        #: The model was trained on dice turned square to the crop (:func:`upright_crops`) ...
+        self.upright = self.meta.get("upright", False)
         #: ... and its crops shrunk to the turned die (``upright_crops(fit=True)``).
-        self.fit_turned = bool(self.meta.get("fit_turned", False))
+        self.fit_turned = self.meta.get("fit_turned", False)
+        if not isinstance(self.upright, bool) or not isinstance(self.fit_turned, bool):
+            raise ReaderModelError(f"{meta}: upright and fit_turned must be true or false")
+        if self.fit_turned and not self.upright:
+            raise ReaderModelError(f"{meta}: fit_turned needs upright")
         if self.channels not in (1, 4) or self.views not in (1, 2, 4):
             raise ReaderModelError(
                 f"{meta}: channels must be 1 or 4 and views 1, 2 or 4 (got {self.channels}, {self.views})"

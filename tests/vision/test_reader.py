@@ -459,3 +459,15 @@ def test_fitted_upright_crops_frame_a_turned_die_as_an_upright_one() -> None:
     assert _die_share(loose) < 0.8 * upright_share  # the turned die's outline box is larger
     assert _die_share(fitted) == pytest.approx(upright_share, abs=0.05)
     assert _mod90(_turn(fitted)) < 2.0
+
+
+@pytest.mark.parametrize(
+    "card", [{"upright": "yes"}, {"upright": 1}, {"fit_turned": True}, {"upright": False, "fit_turned": "no"}]
+)
+def test_reader_refuses_a_model_card_with_a_bad_crop_setting(tmp_path: Path, card: dict) -> None:
+    for name in ("d6_reader.onnx", "d6_reader.json"):
+        (tmp_path / name).write_bytes((MODELS / name).read_bytes())
+    meta = json.loads((tmp_path / "d6_reader.json").read_text())
+    (tmp_path / "d6_reader.json").write_text(json.dumps({**meta, **card}))
+    with pytest.raises(ReaderModelError, match="upright"):
+        D6Reader(tmp_path)
