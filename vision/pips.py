@@ -355,10 +355,18 @@ def blur_score(crop: np.ndarray) -> float:
     """Sharpness of a crop: variance of its Laplacian over its own contrast (scale free).
 
     Dividing by the crop's variance keeps a dim or low-contrast die from counting as blurred.
+    Spreads come from ``cv2.meanStdDev`` (double precision, one pass): numpy's ``var`` on a
+    48 x 48 crop costs ~20 us of call overhead, paid for each rejected die of every frame.
     """
-    g = _gray(crop).astype(np.float32)
+    g = _gray(crop)
     lap = cv2.Laplacian(g, cv2.CV_32F, ksize=3)
-    return float(lap.var() / (g.var() + 25.0))
+    lap_sd = float(cv2.meanStdDev(lap)[1][0, 0])
+    return lap_sd * lap_sd / (_spread(g) ** 2 + 25.0)
+
+
+def _spread(grey: np.ndarray) -> float:
+    """Standard deviation of a grey crop's pixels (``cv2.meanStdDev``: ~4 against ~20 us in numpy)."""
+    return float(cv2.meanStdDev(grey)[1][0, 0])
 
 
 def count_pips(crop: np.ndarray) -> int | None:
@@ -499,7 +507,7 @@ class D6Reader:
         face_conf = values[best_face]
         reason = UnreadableReason.LOW_CONFIDENCE
         # A flat crop (no die at all) is not "blurred": only one with contrast but no edges is.
-        if float(_gray(crop).std()) > _FLAT_STD and blur_score(crop) < self.blur_min:
+        if _spread(_gray(crop)) > _FLAT_STD and blur_score(crop) < self.blur_min:
             reason = UnreadableReason.BLURRED
         elif COCKED_NOT_A_FACE <= float(probs[0]) < NOT_A_DIE:
             reason = UnreadableReason.COCKED

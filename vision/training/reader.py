@@ -21,6 +21,16 @@ FIELD=VALUE`` (milder distortions), ``--upright`` (dice cut turned square to the
 :func:`dicetower.vision.pips.upright_crops`; the model card says so and the runtime follows it)
 and ``--fit-turned`` (those crops also shrunk to the turned die).
 
+Faster shapes by distillation (session 6): ``--arch v3ss`` / ``v3sl`` are v3s with its max-pools
+folded into strides (0.64x / 0.78x its time), ``v3sw`` widens v3ss's two last stages
+(:func:`widen_state` keeps the starting answers). They start from a trained state dict with
+``--init`` and learn from a teacher's soft answers as well as the labels with ``--teacher
+STATE.pt --teacher-arch v3s [--distill WEIGHT TEMPERATURE]`` (:func:`distill_loss`)::
+
+    nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/rss --arch v3ss \
+        --init /tmp/dicetower-reader/model_v3sa.pt --teacher /tmp/dicetower-reader/model_v3sa.pt \
+        --hard-negatives --seed 31 --tag v3ss_d --max-minutes 65 --epochs 1000 --threads 1
+
 (The epoch cap no longer cuts a schedule short: the learning rate now anneals by whichever
 budget ends first.)
 
@@ -86,17 +96,20 @@ __all__ = [
     "CHANNELS",
     "D6_DATASETS",
     "Augment",
+    "Distill",
     "augment",
     "augment_batch",
     "build_cache",
     "build_hard_negatives",
     "build_synth_cache",
+    "distill_loss",
     "enlarged_box",
     "exact_crops",
     "false_alarms",
     "main",
     "make_model",
     "parse_augment",
+    "widen_state",
 ]
 
 D6_DATASETS = ("byler-d6", "epanemu-dice3", "matteop65-d6-wood", "tomitomi3-gray-d6")
@@ -587,9 +600,9 @@ def _standardise(g: np.ndarray) -> np.ndarray:
 
 #: v1: 16-32-48-64 (first); v2: 16-32-64-96, early stride; v3: colour 24-48-64-128;
 #: v3s: colour 20-40-48-96, two thirds of v3's time for the 30 ms budget of a 25-dice photo
-ARCHS = ("v1", "v2", "v3", "v3s", "v3f")
+ARCHS = ("v1", "v2", "v3", "v3s", "v3f", "v3ss", "v3sl", "v3sw")
 #: Input channels per architecture (see :func:`dicetower.vision.pips.to_blob`).
-CHANNELS = {"v1": 1, "v2": 1, "v3": 4, "v3s": 4, "v3f": 4}
+CHANNELS = {"v1": 1, "v2": 1, "v3": 4, "v3s": 4, "v3f": 4, "v3ss": 4, "v3sl": 4, "v3sw": 4}
 
 
 def make_model(arch: str = "v2") -> Any:
@@ -637,26 +650,108 @@ def make_model(arch: str = "v2") -> Any:
             nn.Dropout(0.2),
             nn.Linear(96 * 9, 7),
         )
-    if arch not in ("v2", "v3", "v3s"):
+    if arch not in ("v2", "v3", "v3s", "v3ss", "v3sl", "v3sw"):
         raise ValueError(f"unknown reader architecture {arch!r} (known: {ARCHS})")
     # v2 and v3 share one shape: two strided stages, then two widening stages with pooling.
     # v3 reads colour (contrast grey + B, G, R): v2's errors were mostly red pips on dark
     # dice, which no single grey projection keeps. It is wider, as colour needs more filters.
     # v3s narrows v3 where its time goes (the 12 x 12 and 6 x 6 stages): 9.7 against 14.1 ms
     # for 25 crops in cv2.dnn on one core (bench/reader_net.py, BENCHMARKS.md).
-    widths = {"v2": (16, 32, 64, 96), "v3": (24, 48, 64, 128), "v3s": (20, 40, 48, 96)}
-    w1, w2, w3, w4 = widths[arch]
+    # v3ss and v3sl are v3s with its max-pools folded into the convolution before them as a
+    # stride (both pools, or the last one). cv2.dnn on one core spends 0.9 of v3s's 8.4 ms for
+    # 26 crops in the two pools and 1.9 ms in the 12 x 12 convolution the first pool follows;
+    # a strided convolution computes only the kept positions: 0.64x (v3ss) and 0.78x (v3sl)
+    # v3s's time (bench/reader_net.py). The pools' slots hold an Identity, so the layers keep
+    # v3s's indices and shapes and a v3s state dict loads as their starting point (--init).
+    # v3sw spends part of v3ss's saving on width where it is cheap, the two 6 x 6 / 3 x 3
+    # stages (64, 128; the 24 x 24 stem decides the time): 0.74x v3s's time; it starts from a
+    # v3ss state dict widened without changing its answers (widen_state).
+    widths = {"v2": (16, 32, 64, 96), "v3": (24, 48, 64, 128), "v3sw": (20, 40, 64, 128)}
+    w1, w2, w3, w4 = widths.get(arch, (20, 40, 48, 96))
+    s3, s4 = {"v3ss": (2, 2), "v3sl": (1, 2), "v3sw": (2, 2)}.get(arch, (1, 1))
     return nn.Sequential(
         blk(CHANNELS[arch], w1, 2),
         blk(w1, w2, 2),
-        blk(w2, w3),
-        nn.MaxPool2d(2),
-        blk(w3, w4),
-        nn.MaxPool2d(2),
+        blk(w2, w3, s3),
+        nn.MaxPool2d(2) if s3 == 1 else nn.Identity(),
+        blk(w3, w4, s4),
+        nn.MaxPool2d(2) if s4 == 1 else nn.Identity(),
         nn.Flatten(),
         nn.Dropout(0.2),
         nn.Linear(w4 * 9, 7),
     )
+
+
+def widen_state(small: dict[str, Any], wide: dict[str, Any]) -> dict[str, Any]:
+    """``small``'s weights placed in a wider network of the same layers, its answers unchanged.
+
+    Net2WiderNet (Chen et al. 2016) without the noise: each tensor of ``wide`` (a fresh
+    network's state, so the new channels keep their random start) takes ``small``'s values in
+    its leading slice, and every weight *reading* a new channel starts at zero, so the new
+    channels compute but feed nothing until training finds a use for them. The classifier reads
+    the flattened last stage channel by channel (``channel * cells + cell``), so its new
+    columns are those of the new channels at every cell. Equal shapes copy straight through.
+    """
+    import torch
+
+    out = {}
+    for key, w in wide.items():
+        s = small[key]
+        if s.shape == w.shape:
+            out[key] = s.clone()
+            continue
+        if s.dim() != w.dim() or any(a > b for a, b in zip(s.shape, w.shape, strict=True)):
+            raise ValueError(f"{key}: cannot widen {tuple(s.shape)} to {tuple(w.shape)}")
+        t = w.clone()
+        if s.dim() == 2 and s.shape[0] == w.shape[0]:  # the classifier over flattened cells
+            cells = s.shape[1] // small[_first_conv_before(small, key)].shape[0]
+            t = t.reshape(w.shape[0], -1, cells)
+            t.zero_()
+            t[:, : s.shape[1] // cells] = s.reshape(s.shape[0], -1, cells)
+            out[key] = t.reshape(w.shape)
+            continue
+        if s.dim() >= 2:
+            t[:, s.shape[1] :] = 0.0  # weights reading channels the small net lacks
+        t[tuple(slice(0, n) for n in s.shape)] = s
+        out[key] = t
+    del torch
+    return out
+
+
+def _first_conv_before(state: dict[str, Any], key: str) -> str:
+    """Key of the last convolution weight listed before ``key`` (whose channels ``key`` reads)."""
+    keys = list(state)
+    convs = [k for k in keys[: keys.index(key)] if k.endswith(".weight") and state[k].dim() == 4]
+    return convs[-1]
+
+
+@dataclass(frozen=True)
+class Distill:
+    """How a student mixes its teacher's answer with the label (:func:`distill_loss`)."""
+
+    weight: float = 0.7  #: share of the loss that follows the teacher
+    temperature: float = 2.0  #: softens both answers so the runner-up faces carry weight
+
+
+def distill_loss(student: Any, teacher: Any, labels: Any, hard_loss: Any, d: Distill) -> Any:
+    """``(1 - w) * hard_loss + w * T^2 * KL(teacher_T || student_T)`` (Hinton et al. 2015).
+
+    Why distil rather than only fine-tune: the faster shapes change the function the copied
+    weights compute, and the teacher's soft answer (how much a crop looks like a 5 as well as
+    a 6; which crops are no die) holds what it learned about the noisy labels, so the student
+    does not relearn those from scratch. ``T^2`` keeps the soft term's gradients on the
+    hard term's scale whatever the temperature.
+    """
+    import torch.nn.functional as F
+
+    t = d.temperature
+    soft = F.kl_div(
+        F.log_softmax(student / t, dim=1),
+        F.log_softmax(teacher / t, dim=1),
+        log_target=True,
+        reduction="batchmean",
+    )
+    return (1.0 - d.weight) * hard_loss(student, labels) + d.weight * t * t * soft
 
 
 def _batches(n: int, bs: int, rng: np.random.Generator) -> list[np.ndarray]:
@@ -676,11 +771,15 @@ def train(
     dataset_weight: dict[str, float] | None = None,
     upright: bool = False,
     fit: bool = False,
+    teacher: Any = None,
+    distill: Distill | None = None,
 ) -> Any:
     """Train on random crops of the train contexts for ``max_minutes`` (optionally from ``init``).
 
     ``dataset_weight`` multiplies a dataset's share of the sampled crops (by name), for
-    leaning a run on the dataset the reader still underfits.
+    leaning a run on the dataset the reader still underfits. ``teacher`` (a trained reader
+    network) turns the run into distillation (:func:`distill_loss`): a cheaper network learns
+    the teacher's whole answer on each augmented crop, not only the label.
     """
     import torch
 
@@ -703,7 +802,7 @@ def train(
     max_lr = 3e-3
     if init is not None:
         # Continuing a run: start from its weights with a gentler peak learning rate.
-        model.load_state_dict(torch.load(init, weights_only=True))
+        model.load_state_dict(widen_state(torch.load(init, weights_only=True), model.state_dict()))
         max_lr = 1e-3
     opt = torch.optim.AdamW(model.parameters(), lr=max_lr, weight_decay=1e-4)
     lossf = torch.nn.CrossEntropyLoss(label_smoothing=0.02)
@@ -737,7 +836,13 @@ def train(
             for grp in opt.param_groups:
                 grp["lr"] = lr
             opt.zero_grad()
-            loss = lossf(model(torch.from_numpy(xs[b])), torch.from_numpy(ys[b]))
+            xb, yb = torch.from_numpy(xs[b]), torch.from_numpy(ys[b])
+            if teacher is None:
+                loss = lossf(model(xb), yb)
+            else:
+                with torch.no_grad():
+                    soft = teacher(xb)
+                loss = distill_loss(model(xb), soft, yb, lossf, distill or Distill())
             loss.backward()
             opt.step()
             tot += float(loss.detach())
@@ -898,6 +1003,21 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --upright: shrink each crop to the turned die (upright_crops(fit=True))",
     )
+    ap.add_argument(
+        "--teacher",
+        type=Path,
+        default=None,
+        help="distil from this trained reader state dict (its --teacher-arch) instead of labels alone",
+    )
+    ap.add_argument("--teacher-arch", choices=ARCHS, default="v3s", help="the teacher's network")
+    ap.add_argument(
+        "--distill",
+        type=float,
+        nargs=2,
+        default=(Distill.weight, Distill.temperature),
+        metavar=("WEIGHT", "TEMPERATURE"),
+        help="share of the loss that follows the teacher (0-1) and the softening temperature (>0)",
+    )
     ap.add_argument("--threads", type=int, default=2, help="torch threads (1 when the machine is shared)")
     ap.add_argument("--synth", type=int, default=250, help="rendered scenes added to train (0: none)")
     ap.add_argument(
@@ -935,6 +1055,11 @@ def main(argv: list[str] | None = None) -> int:
         aug = parse_augment(args.augment)
     except ValueError as exc:
         ap.error(f"--augment: {exc}")
+    distill = Distill(*args.distill)
+    if not (0.0 <= distill.weight <= 1.0 and 0.0 < distill.temperature <= 100.0):
+        ap.error(f"--distill: weight must lie in [0, 1] and temperature in (0, 100], got {args.distill}")
+    if args.teacher is not None and CHANNELS[args.teacher_arch] != CHANNELS[args.arch]:
+        ap.error(f"--teacher-arch {args.teacher_arch} reads other input planes than --arch {args.arch}")
     import torch
 
     torch.set_num_threads(args.threads)
@@ -967,6 +1092,11 @@ def main(argv: list[str] | None = None) -> int:
         model.load_state_dict(torch.load(args.init, weights_only=True))
         model.eval()
     else:
+        teacher = None
+        if args.teacher is not None:
+            teacher = make_model(args.teacher_arch)
+            teacher.load_state_dict(torch.load(args.teacher, weights_only=True))
+            teacher.eval()
         model = train(
             data,
             args.epochs,
@@ -979,6 +1109,8 @@ def main(argv: list[str] | None = None) -> int:
             dataset_weight=weights,
             upright=args.upright,
             fit=args.fit_turned,
+            teacher=teacher,
+            distill=distill,
         )
     if not args.calibrate_only:
         torch.save(model.state_dict(), args.work / f"model_{args.tag}.pt")
@@ -1024,6 +1156,11 @@ def main(argv: list[str] | None = None) -> int:
         "minutes": None if args.calibrate_only else args.max_minutes,
         "init": args.init.name if args.init is not None else None,
         "dataset_weight": weights or None,
+        "teacher": (
+            None
+            if args.teacher is None or args.calibrate_only
+            else {"state": args.teacher.name, "arch": args.teacher_arch, **dataclasses.asdict(distill)}
+        ),
         "augment": {k: v for k, v in dataclasses.asdict(aug).items() if v != getattr(Augment(), k)} or None,
     }
     (args.out / "d6_reader.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
