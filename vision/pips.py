@@ -507,7 +507,8 @@ class D6Reader:
         face_conf = values[best_face]
         reason = UnreadableReason.LOW_CONFIDENCE
         # A flat crop (no die at all) is not "blurred": only one with contrast but no edges is.
-        if _spread(_gray(crop)) > _FLAT_STD and blur_score(crop) < self.blur_min:
+        grey = _gray(crop)  # converted once: blur_score takes the grey crop as it is
+        if _spread(grey) > _FLAT_STD and blur_score(grey) < self.blur_min:
             reason = UnreadableReason.BLURRED
         elif COCKED_NOT_A_FACE <= float(probs[0]) < NOT_A_DIE:
             reason = UnreadableReason.COCKED

@@ -77,6 +77,9 @@ def test_distill_loss_mixes_label_and_teacher_as_weighted() -> None:
         (["--distill", "0.5", "0"], "--distill"),
         (["--distill", "0.5", "x"], "--distill"),
         (["--teacher", "t.pt", "--teacher-arch", "v2", "--arch", "v3ss"], "--teacher-arch"),
+        (["--distill", "0.9", "2"], "--distill needs --teacher"),
+        (["--teacher", "/nonexistent/t.pt", "--arch", "v3ss"], "no such state dict"),
+        (["--init", "/nonexistent/i.pt"], "no such state dict"),
     ],
 )
 def test_training_refuses_bad_distillation_settings_before_any_work(

@@ -22,7 +22,7 @@ FIELD=VALUE`` (milder distortions), ``--upright`` (dice cut turned square to the
 and ``--fit-turned`` (those crops also shrunk to the turned die).
 
 Faster shapes by distillation (session 6): ``--arch v3ss`` / ``v3sl`` are v3s with its max-pools
-folded into strides (0.64x / 0.78x its time), ``v3sw`` widens v3ss's two last stages
+folded into strides (0.64x / 0.74-0.78x its time), ``v3sw`` widens v3ss's two last stages
 (:func:`widen_state` keeps the starting answers). They start from a trained state dict with
 ``--init`` and learn from a teacher's soft answers as well as the labels with ``--teacher
 STATE.pt --teacher-arch v3s [--distill WEIGHT TEMPERATURE]`` (:func:`distill_loss`)::
@@ -660,11 +660,11 @@ def make_model(arch: str = "v2") -> Any:
     # v3ss and v3sl are v3s with its max-pools folded into the convolution before them as a
     # stride (both pools, or the last one). cv2.dnn on one core spends 0.9 of v3s's 8.4 ms for
     # 26 crops in the two pools and 1.9 ms in the 12 x 12 convolution the first pool follows;
-    # a strided convolution computes only the kept positions: 0.64x (v3ss) and 0.78x (v3sl)
+    # a strided convolution computes only the kept positions: 0.64x (v3ss) and 0.74-0.78x (v3sl)
     # v3s's time (bench/reader_net.py). The pools' slots hold an Identity, so the layers keep
     # v3s's indices and shapes and a v3s state dict loads as their starting point (--init).
     # v3sw spends part of v3ss's saving on width where it is cheap, the two 6 x 6 / 3 x 3
-    # stages (64, 128; the 24 x 24 stem decides the time): 0.74x v3s's time; it starts from a
+    # stages (64, 128; the 24 x 24 stem decides the time): 0.72-0.74x v3s's time; it starts from a
     # v3ss state dict widened without changing its answers (widen_state).
     widths = {"v2": (16, 32, 64, 96), "v3": (24, 48, 64, 128), "v3sw": (20, 40, 64, 128)}
     w1, w2, w3, w4 = widths.get(arch, (20, 40, 48, 96))
@@ -692,8 +692,6 @@ def widen_state(small: dict[str, Any], wide: dict[str, Any]) -> dict[str, Any]:
     the flattened last stage channel by channel (``channel * cells + cell``), so its new
     columns are those of the new channels at every cell. Equal shapes copy straight through.
     """
-    import torch
-
     out = {}
     for key, w in wide.items():
         s = small[key]
@@ -714,7 +712,6 @@ def widen_state(small: dict[str, Any], wide: dict[str, Any]) -> dict[str, Any]:
             t[:, s.shape[1] :] = 0.0  # weights reading channels the small net lacks
         t[tuple(slice(0, n) for n in s.shape)] = s
         out[key] = t
-    del torch
     return out
 
 
@@ -1058,8 +1055,14 @@ def main(argv: list[str] | None = None) -> int:
     distill = Distill(*args.distill)
     if not (0.0 <= distill.weight <= 1.0 and 0.0 < distill.temperature <= 100.0):
         ap.error(f"--distill: weight must lie in [0, 1] and temperature in (0, 100], got {args.distill}")
+    if args.teacher is None and tuple(args.distill) != (Distill.weight, Distill.temperature):
+        ap.error("--distill needs --teacher (without one the run learns from labels alone)")
     if args.teacher is not None and CHANNELS[args.teacher_arch] != CHANNELS[args.arch]:
         ap.error(f"--teacher-arch {args.teacher_arch} reads other input planes than --arch {args.arch}")
+    # Checked before the cache is built (minutes on a fresh --work), not when they are loaded.
+    for flag, path in (("--init", args.init), ("--teacher", args.teacher)):
+        if path is not None and not path.is_file():
+            ap.error(f"{flag} {path}: no such state dict")
     import torch
 
     torch.set_num_threads(args.threads)
