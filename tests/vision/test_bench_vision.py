@@ -43,6 +43,33 @@ def test_reader_net_bench_times_the_shipped_network(capsys: pytest.CaptureFixtur
     assert "3 crops a batch, 2 interleaved rounds" in out and "1.00x" in out
     with pytest.raises(SystemExit):
         bench.main(["--rounds", "0"])
+    assert bench.main(["--crops", "2", "--rounds", "2", "--layers", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "slowest layers" in out
+    assert len([ln for ln in out.splitlines() if ln.startswith("  ")]) == 3
+    with pytest.raises(SystemExit):
+        bench.main(["--layers", "101"])
+
+
+@pytest.mark.skipif(
+    not (BENCH.parents[2] / "shared" / "datasets" / "byler-d6" / "manifest.jsonl").is_file(),
+    reason="needs ../shared/datasets",
+)
+def test_stage_bench_times_every_step_and_unwraps_them(capsys: pytest.CaptureFixture[str]) -> None:
+    from dicetower.vision import locate, pips, reader
+
+    spec = importlib.util.spec_from_file_location("bench_vision_stages", BENCH.parent / "vision_stages.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    before = (pips.to_blob, reader.die_colours, locate._default_detector()._net)
+    assert bench.main(["--dice", "10", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    for step in ("detector network", "crops", "blob", "first look", "decisions", "colour names"):
+        assert step in out
+    assert (pips.to_blob, reader.die_colours, locate._default_detector()._net) == before
+    with pytest.raises(SystemExit):
+        bench.main(["--dice", "0"])
 
 
 def _bench_module(monkeypatch: pytest.MonkeyPatch):
