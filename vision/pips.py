@@ -12,8 +12,9 @@ the crop projected on its axis of most colour contrast, standardised on its own 
 exposure matter little), and its B, G, R planes standardised together (so red pips on a black die,
 which every single grey projection loses, stay visible). It answers one of seven classes:
 0 = "not a readable die" (background, heavily cut or blurred), 1-6 = the face. A crop the first
-look is unsure of is looked at again at its other quarter turns and the logits averaged
-(:func:`looked_twice`). The softmax is temperature-scaled on the validation split and accepted
+look is unsure of is looked at again, turned a quarter or (a model card's ``"second_view":
+"mirror"``) mirrored left to right, and the logits averaged (:func:`looked_twice`). The
+softmax is temperature-scaled on the validation split and accepted
 only above a per-face threshold chosen so that confidently wrong answers stay rare and every
 face is rejected about equally often (a reader that rejects 6s more than 1s would bias the rolls
 it reports). Models with one input plane (``"channels": 1`` in the metadata) still load, and a
@@ -42,6 +43,7 @@ __all__ = [
     "INPUT",
     "MIN_SIDE_PX",
     "NOT_A_DIE",
+    "SECOND_VIEWS",
     "D6Reader",
     "FaceRead",
     "ReaderModelError",
@@ -307,16 +309,31 @@ def standardise(x: np.ndarray, *, in_place: bool = False) -> np.ndarray:
     return out
 
 
-def with_views(blob: np.ndarray, views: int) -> np.ndarray:
-    """``blob`` followed by its quarter-turn rotations: ``(views * N, C, H, W)``.
+#: How an unsure crop is looked at again: turned a quarter (any view of a die seen from above is
+#: a valid view), or mirrored left to right (a mirrored face shows the same count, and the top of
+#: the picture stays the top: the only second look for a reader of dice photographed at an angle,
+#: whose top face is the upper face in the picture).
+SECOND_VIEWS = ("quarter", "mirror")
+
+
+def with_views(blob: np.ndarray, views: int, second_view: str = "quarter") -> np.ndarray:
+    """``blob`` followed by its other looks: ``(views * N, C, H, W)``.
 
     Why: the reader is trained at every rotation, so the same die turned by 90 degrees is an
     equally valid look; averaging the logits of two or four looks steadies the answer on the
     dice a single look is unsure of (measured in BENCHMARKS.md). Standardisation does not
-    depend on orientation, so rotating the finished blob is exact.
+    depend on orientation, so rotating (or mirroring) the finished blob is exact.
+    ``second_view="mirror"`` (two looks only) mirrors left to right instead of turning, for a
+    reader that must keep up and down (see :data:`SECOND_VIEWS`).
     """
     if views not in (1, 2, 4):
         raise ValueError(f"views must be 1, 2 or 4, not {views}")
+    if second_view not in SECOND_VIEWS:
+        raise ValueError(f"second_view must be one of {SECOND_VIEWS}, not {second_view!r}")
+    if second_view == "mirror":
+        if views == 4:
+            raise ValueError("a mirrored second look gives two views, not 4")
+        return np.concatenate([blob, blob[..., ::-1]][:views])
     return np.concatenate([np.rot90(blob, r, axes=(2, 3)) for r in range(views)])
 
 
@@ -326,11 +343,13 @@ def looked_twice(
     views: int,
     gate: float,
     forward_again: Callable[[np.ndarray], np.ndarray] | None = None,
+    second_view: str = "quarter",
 ) -> np.ndarray:
     """Logits ``(N, 7)`` of ``blob``, with a second look at the crops a first look is unsure of.
 
     The first look is one pass; a crop whose plain softmax peak is under ``gate`` is read again
-    at its other quarter turns and its logits become the mean of all ``views`` looks. Sure crops
+    at its other quarter turns (or mirrored, ``second_view``) and its logits become the mean of
+    all ``views`` looks. Sure crops
     (most of them) cost one pass, so a crowded frame pays for the extra looks only where they
     matter. ``forward`` maps a ``(M, C, H, W)`` blob to ``(M, 7)`` logits: ``cv2.dnn`` at run
     time, torch in calibration, so both use this one function and the thresholds stay true.
@@ -344,7 +363,7 @@ def looked_twice(
     peak = 1.0 / np.exp(z).sum(axis=1)
     unsure = np.flatnonzero(peak < gate)
     if len(unsure):
-        more = np.ascontiguousarray(with_views(blob[unsure], views)[len(unsure) :])
+        more = np.ascontiguousarray(with_views(blob[unsure], views, second_view)[len(unsure) :])
         again = forward if forward_again is None else forward_again
         extra = np.asarray(again(more), np.float32).reshape(views - 1, len(unsure), 7)
         logits[unsure] = (logits[unsure] + extra.sum(axis=0)) / views
@@ -439,6 +458,13 @@ class D6Reader:
         self.channels = int(self.meta.get("channels", 1))
         self.views = int(self.meta.get("views", 1))
         self.second_look_below = float(self.meta.get("second_look_below", 1.01))
+        #: How an unsure crop is looked at again (:data:`SECOND_VIEWS`); older cards turn it.
+        self.second_view = self.meta.get("second_view", "quarter")
+        if self.second_view not in SECOND_VIEWS or (self.second_view == "mirror" and self.views == 4):
+            raise ReaderModelError(
+                f"{meta}: second_view must be one of {SECOND_VIEWS} (mirror with 1 or 2 views),"
+                f" got {self.second_view!r} with {self.views} views"
+            )
         #: The model was trained on dice turned square to the crop (:func:`upright_crops`) ...
         self.upright = self.meta.get("upright", False)
         #: ... and its crops shrunk to the turned die (``upright_crops(fit=True)``).
@@ -488,7 +514,14 @@ class D6Reader:
         for start in range(0, len(crops), MAX_BATCH):
             blob = to_blob(crops[start : start + MAX_BATCH], self.channels)
             outs.append(
-                looked_twice(self._forward, blob, self.views, self.second_look_below, self._forward_again)
+                looked_twice(
+                    self._forward,
+                    blob,
+                    self.views,
+                    self.second_look_below,
+                    self._forward_again,
+                    self.second_view,
+                )
             )
         logits = np.concatenate(outs) / self.temperature
         logits -= logits.max(axis=1, keepdims=True)

@@ -471,3 +471,94 @@ def test_reader_refuses_a_model_card_with_a_bad_crop_setting(tmp_path: Path, car
     (tmp_path / "d6_reader.json").write_text(json.dumps({**meta, **card}))
     with pytest.raises(ReaderModelError, match="upright"):
         D6Reader(tmp_path)
+
+
+def _top_lit_contexts(n: int = 64) -> np.ndarray:
+    """Context squares whose upper half is bright and lower half dark: where "up" is, is plain."""
+    from dicetower.vision.training.reader import CTX
+
+    ctx = np.full((n, CTX, CTX, 3), 40, np.uint8)
+    ctx[:, : CTX // 2] = 220
+    return ctx
+
+
+def _up_is_up(crops: np.ndarray) -> np.ndarray:
+    """For crops ``(N, H, W)`` (or ``N, H, W, 3``): whether the top rows are brighter than the bottom."""
+    g = crops if crops.ndim == 3 else crops.mean(axis=-1)
+    rows = g.shape[1] // 4
+    return g[:, :rows].mean(axis=(1, 2)) > g[:, -rows:].mean(axis=(1, 2))
+
+
+def test_oblique_training_crops_keep_up_up_and_the_others_turn_every_way() -> None:
+    """augment_batch's max_turn: a top face is the upper face of an oblique photo, keep it there."""
+    pytest.importorskip("torch")
+    from dicetower.vision.training.reader import Augment, augment_batch
+
+    ctx = _top_lit_contexts()
+    plain = Augment(p_cut=0, p_perm=0, p_mono=0, p_small=0, p_heavy=0, p_light=0, p_invert=0, p_noise=0)
+    ones = np.ones(len(ctx), np.int64)
+    limited, _ = augment_batch(ctx, ones, np.random.default_rng(5), 4, plain, max_turn=np.full(len(ctx), 0.4))
+    anyway, _ = augment_batch(ctx, ones, np.random.default_rng(5), 4, plain)
+    assert _up_is_up(limited[:, 0]).all()  # mirrored left-right sometimes, never upside down
+    assert 0.2 < _up_is_up(anyway[:, 0]).mean() < 0.8
+    # One batch can mix both: the bound is per crop.
+    mixed = np.where(np.arange(len(ctx)) % 2 == 0, 0.4, np.pi)
+    both, _ = augment_batch(ctx, ones, np.random.default_rng(6), 4, plain, max_turn=mixed)
+    assert _up_is_up(both[::2, 0]).all() and not _up_is_up(both[1::2, 0]).all()
+
+
+def test_oblique_calibration_crops_keep_up_up() -> None:
+    from dicetower.vision.training.reader import D6_DATASETS, jitter_crop, turn_limits
+
+    ctx = _top_lit_contexts(40)
+    rng = np.random.default_rng(2)
+    assert _up_is_up(np.stack([jitter_crop(c, rng, max_turn=25.0) for c in ctx])).all()
+    assert not _up_is_up(np.stack([jitter_crop(c, rng) for c in ctx])).all()
+    ds = np.array([0, 1, 2, 3, 4])  # byler, epanemu, matteop65, tomitomi, synth
+    limits = turn_limits(ds, {"epanemu-dice3": 25.0, "matteop65-d6-wood": 10.0})
+    assert limits.tolist() == [180.0, 25.0, 10.0, 180.0, 180.0]
+    assert turn_limits(ds, None).tolist() == [180.0] * 5
+    assert D6_DATASETS[1] == "epanemu-dice3"
+
+
+def test_mirrored_second_look_keeps_the_top_of_the_picture_on_top() -> None:
+    from dicetower.vision.pips import looked_twice, with_views
+
+    blob = np.arange(2 * 1 * 4 * 4, dtype=np.float32).reshape(2, 1, 4, 4)
+    v = with_views(blob, 2, "mirror")
+    assert np.array_equal(v[:2], blob) and np.array_equal(v[2:], blob[..., ::-1])
+    assert np.array_equal(v[2:, :, 0].sum(-1), blob[:, :, 0].sum(-1))  # the same rows, mirrored
+    assert np.array_equal(with_views(blob, 1, "mirror"), blob)
+    with pytest.raises(ValueError, match="two views"):
+        with_views(blob, 4, "mirror")
+    with pytest.raises(ValueError, match="second_view"):
+        with_views(blob, 2, "flip")
+    seen: list[np.ndarray] = []
+
+    def forward(b: np.ndarray) -> np.ndarray:
+        seen.append(b.copy())
+        return np.zeros((len(b), 7), np.float32)  # unsure of everything: every crop looked at twice
+
+    looked_twice(forward, blob, 2, 0.9, None, "mirror")
+    assert np.array_equal(seen[1], blob[..., ::-1])
+
+
+def test_reader_looks_again_as_its_model_card_says(tmp_path: Path) -> None:
+    for name in ("d6_reader.onnx", "d6_reader.json"):
+        (tmp_path / name).write_bytes((MODELS / name).read_bytes())
+    meta = json.loads((tmp_path / "d6_reader.json").read_text())
+    assert D6Reader(tmp_path).second_view == meta.get("second_view", "quarter")
+    (tmp_path / "d6_reader.json").write_text(json.dumps({**meta, "views": 2, "second_view": "mirror"}))
+    reader = D6Reader(tmp_path)
+    crops = [_top_lit_contexts(1)[0][:48, :48].copy(), draw_die(5, 20.0, side=50)[0][:48, :48].copy()]
+    reader.second_look_below = 1.01  # every crop gets its second look
+    calls: list[np.ndarray] = []
+    reader._forward_again = lambda b: (calls.append(b.copy()), reader._forward(b))[1]  # type: ignore[method-assign]
+    reader.probabilities(crops)
+    from dicetower.vision.pips import to_blob
+
+    assert np.allclose(calls[0], to_blob(crops, reader.channels)[..., ::-1])
+    for card in ({"views": 4, "second_view": "mirror"}, {"second_view": "flip"}):
+        (tmp_path / "d6_reader.json").write_text(json.dumps({**meta, **card}))
+        with pytest.raises(ReaderModelError, match="second_view"):
+            D6Reader(tmp_path)

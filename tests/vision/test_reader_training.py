@@ -127,3 +127,25 @@ def test_widen_state_refuses_a_narrowing() -> None:
 
     with pytest.raises(ValueError, match="cannot widen"):
         widen_state(make_model("v3sw").state_dict(), make_model("v3ss").state_dict())
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--oblique", "epanemu-dice3"], "--second-view mirror"),
+        (["--oblique", "nosuch", "--second-view", "mirror"], "unknown dataset"),
+        (
+            ["--oblique", "epanemu-dice3", "--second-view", "mirror", "--oblique-turn", "200"],
+            "--oblique-turn",
+        ),
+        (["--oblique", "epanemu-dice3", "--second-view", "mirror", "--upright"], "choose one"),
+        (["--second-view", "mirror", "--views", "4"], "two looks"),
+    ],
+)
+def test_training_refuses_bad_oblique_settings_before_any_work(args: list[str], says: str, capsys) -> None:
+    from dicetower.vision.training.reader import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([*args, "--work", "/nonexistent/never-created"])
+    assert exc.value.code == 2
+    assert says in capsys.readouterr().err

@@ -34,6 +34,19 @@ STATE.pt --teacher-arch v3s [--distill WEIGHT TEMPERATURE]`` (:func:`distill_los
 (The epoch cap no longer cuts a schedule short: the learning rate now anneals by whichever
 budget ends first.)
 
+Oblique photos (session 7; no shipped model uses it yet, see BENCHMARKS.md): a die photographed
+at an angle shows its top face *and* a side face, and the label is the top face, which an upright
+camera puts in the upper part of the picture.
+Turning those crops every way hides which face that is, so ``--oblique NAME`` bounds the turn of a
+dataset's crops (``--oblique-turn``, degrees; :func:`turn_limits`) and ``--second-view mirror``
+makes the runtime's second look a left-right mirror instead of a quarter turn (model card
+``"second_view"``)::
+
+    nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/robl_a --arch v3s \
+        --init /tmp/dicetower-reader/model_v3sa.pt --hard-negatives --seed 41 --tag obl_a \
+        --max-minutes 50 --epochs 1000 --threads 1 --second-view mirror \
+        --oblique epanemu-dice3 --oblique matteop65-d6-wood --oblique-turn 25
+
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures say it is better.
 
@@ -78,6 +91,7 @@ from ..manifest import read_manifest
 from ..pips import (
     CROP_MARGIN,
     INPUT,
+    SECOND_VIEWS,
     blur_score,
     contrast_grey,
     crop_die,
@@ -109,6 +123,7 @@ __all__ = [
     "main",
     "make_model",
     "parse_augment",
+    "turn_limits",
     "widen_state",
 ]
 
@@ -477,8 +492,13 @@ def augment_batch(
     *,
     upright: bool = False,
     fit: bool = False,
+    max_turn: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`augment` for a whole batch at once: standardised ``(N, channels, INPUT, INPUT)``, labels.
+
+    ``max_turn`` (radians, one per crop; ``None``: any turn) bounds how far each crop is turned:
+    a die photographed at an angle by an upright camera shows its top face as the upper face of
+    the picture, which a crop turned upside down would hide (:func:`turn_limits`).
 
     The same distortions, vectorised (one ``grid_sample`` for shift/scale/rotation, array ops
     for colour, grouped convolutions for blur), so a batch costs a few array passes instead of
@@ -498,6 +518,9 @@ def augment_batch(
     shift[cut] = (np.stack([np.cos(ang), np.sin(ang)], 1) * rad[:, None])[cut]
     lab[cut] = 0
     rot = rng.uniform(0, 2 * math.pi, n)
+    if max_turn is not None:
+        bounded = np.asarray(max_turn, np.float64) < math.pi
+        rot = np.where(bounded, rng.uniform(-1.0, 1.0, n) * max_turn, rot)
     x = torch.from_numpy(np.ascontiguousarray(ctx)).permute(0, 3, 1, 2).float()
 
     def sample(rot: np.ndarray, side: np.ndarray) -> Any:
@@ -560,26 +583,46 @@ def augment_batch(
 
 
 def jitter_crop(
-    ctx: np.ndarray, rng: np.random.Generator, *, upright: bool = False, fit: bool = False
+    ctx: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    upright: bool = False,
+    fit: bool = False,
+    max_turn: float = 180.0,
 ) -> np.ndarray:
     """A BGR crop of a context as an imprecise detector would frame it (geometry only).
 
     Calibration uses these next to the exact labelled crops, so the thresholds hold for
     detector boxes, not just for perfect ones. ``upright``: turned square as
-    :func:`~dicetower.vision.pips.upright_crops` turns it.
+    :func:`~dicetower.vision.pips.upright_crops` turns it. ``max_turn`` (degrees) bounds the
+    turn as training bounded it for the crop's dataset (:func:`turn_limits`).
     """
     die_side = CTX / CTX_FACTOR
     side = die_side * rng.uniform(0.9, 1.2) * CROP_MARGIN
     c = (CTX / 2 + rng.uniform(-0.1, 0.1) * die_side, CTX / 2 + rng.uniform(-0.1, 0.1) * die_side)
     die = side / CROP_MARGIN  # the box whose crop_die square is `side` across
     box = (c[0] - die / 2, c[1] - die / 2, die, die)
-    angle = float(rng.uniform(0, 360))
+    angle = float(rng.uniform(0, 360)) if max_turn >= 180.0 else float(rng.uniform(-max_turn, max_turn))
     crop = crop_die(ctx, box, angle=angle)
     if upright:
         grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)[None]
         turn = float(die_angles(grey)[0])
         crop = crop_die(ctx, scaled_box(box, turned_fit(turn)) if fit else box, angle=angle + turn)
     return crop
+
+
+def turn_limits(ds: np.ndarray, oblique: dict[str, float] | None) -> np.ndarray:
+    """The largest turn (degrees) for crops of dataset indices ``ds``: 180 (any) unless oblique.
+
+    Why: seen from above a die has no up, so training turns its crops every way. Seen at an
+    angle (``epanemu-dice3``'s phone shots, ``matteop65-d6-wood``'s webcam) it shows its top
+    face *and* a side face, and the label is the top one: the face in the upper part of the
+    picture, because cameras are held upright. A crop turned upside down makes that a coin toss.
+    """
+    limits = np.full(len(ds), 180.0)
+    for name, deg in (oblique or {}).items():
+        limits[ds == D6_DATASETS.index(name)] = deg
+    return limits
 
 
 def exact_crops(data: dict[str, np.ndarray], idx: np.ndarray, upright: bool, fit: bool = False) -> np.ndarray:
@@ -770,13 +813,15 @@ def train(
     fit: bool = False,
     teacher: Any = None,
     distill: Distill | None = None,
+    oblique: dict[str, float] | None = None,
 ) -> Any:
     """Train on random crops of the train contexts for ``max_minutes`` (optionally from ``init``).
 
     ``dataset_weight`` multiplies a dataset's share of the sampled crops (by name), for
     leaning a run on the dataset the reader still underfits. ``teacher`` (a trained reader
     network) turns the run into distillation (:func:`distill_loss`): a cheaper network learns
-    the teacher's whole answer on each augmented crop, not only the label.
+    the teacher's whole answer on each augmented crop, not only the label. ``oblique`` maps
+    datasets photographed at an angle to the largest turn their crops get (:func:`turn_limits`).
     """
     import torch
 
@@ -784,6 +829,7 @@ def train(
     rng = np.random.default_rng(seed)
     tr = np.flatnonzero(data["split"] == 0)
     faces = data["face"][tr]
+    turns = np.radians(turn_limits(data["ds"][tr], oblique)) if oblique else None
     # Balance datasets a little: tomitomi3 (easy, 840 crops) should not dominate the hard ones.
     weights = np.ones(len(tr))
     for di in np.unique(data["ds"][tr]):
@@ -822,7 +868,14 @@ def train(
         for j in range(0, per_epoch, 512):
             k = pick[j : j + 512]
             xs[j : j + len(k)], ys[j : j + len(k)] = augment_batch(
-                data["ctx"][tr[k]], faces[k], rng, CHANNELS[arch], aug, upright=upright, fit=fit
+                data["ctx"][tr[k]],
+                faces[k],
+                rng,
+                CHANNELS[arch],
+                aug,
+                upright=upright,
+                fit=fit,
+                max_turn=None if turns is None else turns[k],
             )
         tot, nb = 0.0, 0
         for bi, b in enumerate(_batches(per_epoch, 128, rng)):
@@ -861,7 +914,14 @@ def train(
     return model
 
 
-def _logits(model: Any, crops: np.ndarray, channels: int, views: int = 1, gate: float = 1.01) -> np.ndarray:
+def _logits(
+    model: Any,
+    crops: np.ndarray,
+    channels: int,
+    views: int = 1,
+    gate: float = 1.01,
+    second_view: str = "quarter",
+) -> np.ndarray:
     """Logits as the runtime computes them (same blob, same second look, :func:`looked_twice`)."""
     import torch
 
@@ -870,7 +930,7 @@ def _logits(model: Any, crops: np.ndarray, channels: int, views: int = 1, gate: 
             return model(torch.from_numpy(np.ascontiguousarray(blob))).numpy()
 
     out = [
-        looked_twice(forward, to_blob(list(crops[i : i + 512]), channels), views, gate)
+        looked_twice(forward, to_blob(list(crops[i : i + 512]), channels), views, gate, None, second_view)
         for i in range(0, len(crops), 512)
     ]
     return np.concatenate(out)
@@ -991,6 +1051,23 @@ def main(argv: list[str] | None = None) -> int:
         "--second-look-below", type=float, default=0.9, help="softmax peak under which a crop is re-read"
     )
     ap.add_argument(
+        "--second-view",
+        choices=SECOND_VIEWS,
+        default="quarter",
+        help="how an unsure crop is looked at again: turned a quarter, or mirrored (keeps up and down)",
+    )
+    ap.add_argument(
+        "--oblique",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a dataset photographed at an angle (repeatable): its crops are turned at most"
+        " --oblique-turn degrees, so the top face stays the upper one; needs --second-view mirror",
+    )
+    ap.add_argument(
+        "--oblique-turn", type=float, default=25.0, help="largest turn of an --oblique crop (degrees)"
+    )
+    ap.add_argument(
         "--upright",
         action="store_true",
         help="read dice turned square to the crop (pips.upright_crops), recorded in the model card",
@@ -1039,6 +1116,18 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.fit_turned and not args.upright:
         ap.error("--fit-turned needs --upright")
+    for name in args.oblique:
+        if name not in D6_DATASETS:
+            ap.error(f"--oblique: unknown dataset {name!r} (one of {', '.join(D6_DATASETS)})")
+    if args.oblique and args.second_view != "mirror":
+        ap.error("--oblique needs --second-view mirror: a quarter-turned second look loses up and down")
+    if args.oblique and args.upright:
+        ap.error("--oblique and --upright both turn the crops: choose one")
+    if not 0.0 <= args.oblique_turn < 180.0:
+        ap.error(f"--oblique-turn must lie in [0, 180), got {args.oblique_turn}")
+    if args.second_view == "mirror" and args.views == 4:
+        ap.error("--second-view mirror gives two looks: use --views 1 or 2")
+    oblique = {name: args.oblique_turn for name in args.oblique}
     weights: dict[str, float] = {}
     for item in args.dataset_weight:
         name, _, value = item.partition("=")
@@ -1114,17 +1203,24 @@ def main(argv: list[str] | None = None) -> int:
             fit=args.fit_turned,
             teacher=teacher,
             distill=distill,
+            oblique=oblique,
         )
     if not args.calibrate_only:
         torch.save(model.state_dict(), args.work / f"model_{args.tag}.pt")
     val = np.flatnonzero(data["split"] == 1)
     rng = np.random.default_rng(args.seed + 7)
+    limits = turn_limits(data["ds"][val], oblique)
     jittered = np.stack(
-        [jitter_crop(data["ctx"][i], rng, upright=args.upright, fit=args.fit_turned) for i in val]
+        [
+            jitter_crop(data["ctx"][i], rng, upright=args.upright, fit=args.fit_turned, max_turn=lim)
+            for i, lim in zip(val, limits, strict=True)
+        ]
     )
     cal_crops = np.concatenate([exact_crops(data, val, args.upright, args.fit_turned), jittered])
     cal_faces = np.concatenate([data["face"][val], data["face"][val]])
-    logits = _logits(model, cal_crops, CHANNELS[args.arch], args.views, args.second_look_below)
+    logits = _logits(
+        model, cal_crops, CHANNELS[args.arch], args.views, args.second_look_below, args.second_view
+    )
     t = fit_temperature(logits, cal_faces)
     probs = _softmax(logits / t)
     names = np.array([*D6_DATASETS, "synth"])
@@ -1144,6 +1240,8 @@ def main(argv: list[str] | None = None) -> int:
         "channels": CHANNELS[args.arch],
         "views": args.views,
         "second_look_below": args.second_look_below,
+        "second_view": args.second_view,
+        "oblique": {"datasets": sorted(oblique), "turn": args.oblique_turn} if oblique else None,
         "upright": args.upright,
         "fit_turned": args.fit_turned,
         "crop_margin": CROP_MARGIN,
