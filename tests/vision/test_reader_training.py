@@ -149,3 +149,15 @@ def test_training_refuses_bad_oblique_settings_before_any_work(args: list[str], 
         main([*args, "--work", "/nonexistent/never-created"])
     assert exc.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def test_right_answers_are_counted_up_to_each_allowed_number_of_wrong_ones() -> None:
+    from dicetower.vision.training.rank_reader import right_before_wrong
+
+    conf = np.array([0.99, 0.98, 0.97, 0.9, 0.8, 0.7, 0.6])
+    right = np.array([True, True, False, True, True, False, True])
+    assert right_before_wrong(conf, right, (0, 1, 2, 4)) == [2, 4, 5, 5]
+    # Order comes from the confidence, not from the input order.
+    shuffled = np.array([6, 0, 3, 5, 1, 4, 2])
+    assert right_before_wrong(conf[shuffled], right[shuffled], (0, 1)) == [2, 4]
+    assert right_before_wrong(np.array([0.9]), np.array([False]), (0,)) == [0]
