@@ -7,18 +7,18 @@ so the pips of a side face show next to the top face. A tiny classifier trained 
 ``cv2.dnn`` so the Pi needs no torch. Classical pip counting (:func:`count_pips`) is kept as a
 fallback when no model file is installed and as a second opinion for tests and debugging.
 
-The model sees an ``INPUT`` x ``INPUT`` square around the die as four planes (:func:`to_blob`):
-the crop projected on its axis of most colour contrast, standardised on its own (lighting and
-exposure matter little), and its B, G, R planes standardised together (so red pips on a black die,
-which every single grey projection loses, stay visible). It answers one of seven classes:
-0 = "not a readable die" (background, heavily cut or blurred), 1-6 = the face. A crop the first
-look is unsure of is looked at again, turned a quarter or (a model card's ``"second_view":
-"mirror"``) mirrored left to right, and the logits averaged (:func:`looked_twice`). The
-softmax is temperature-scaled on the validation split and accepted
-only above a per-face threshold chosen so that confidently wrong answers stay rare and every
-face is rejected about equally often (a reader that rejects 6s more than 1s would bias the rolls
-it reports). Models with one input plane (``"channels": 1`` in the metadata) still load, and a
-model card with ``"upright": true`` gets its dice cut turned square to the crop (:func:`upright_crops`).
+The model sees an ``INPUT`` x ``INPUT`` square around the die as four planes (:func:`to_blob`): the
+crop projected on its axis of most colour contrast, standardised on its own (lighting and exposure
+matter little), and its B, G, R planes standardised together (so red pips on a black die, which
+every single grey projection loses, stay visible). It answers one of seven classes: 0 = "not a
+readable die" (background, heavily cut or blurred), 1-6 = the face. A crop the first look is unsure
+of is looked at again, turned a quarter or (a model card's ``"second_view": "mirror"``) mirrored
+left to right, and the logits averaged (:func:`looked_twice`). The softmax is temperature-scaled on
+the validation split and accepted only above a per-face threshold chosen so that confidently wrong
+answers stay rare and every face is rejected about equally often (a reader that rejects 6s more than
+1s would bias the rolls it reports). Models with one input plane (``"channels": 1`` in the metadata)
+still load, and a model card with ``"upright": true`` gets its dice cut turned square to the crop
+(:func:`upright_crops`).
 """
 
 from __future__ import annotations
@@ -347,13 +347,12 @@ def looked_twice(
 ) -> np.ndarray:
     """Logits ``(N, 7)`` of ``blob``, with a second look at the crops a first look is unsure of.
 
-    The first look is one pass; a crop whose plain softmax peak is under ``gate`` is read again
-    at its other quarter turns (or mirrored, ``second_view``) and its logits become the mean of
-    all ``views`` looks. Sure crops
-    (most of them) cost one pass, so a crowded frame pays for the extra looks only where they
-    matter. ``forward`` maps a ``(M, C, H, W)`` blob to ``(M, 7)`` logits: ``cv2.dnn`` at run
-    time, torch in calibration, so both use this one function and the thresholds stay true.
-    ``forward_again`` (default ``forward``) runs the extra looks: the runtime gives them a
+    The first look is one pass; a crop whose plain softmax peak is under ``gate`` is read again at its
+    other quarter turns (or mirrored, ``second_view``) and its logits become the mean of all
+    ``views`` looks. Sure crops (most of them) cost one pass, so a crowded frame pays for the extra
+    looks only where they matter. ``forward`` maps a ``(M, C, H, W)`` blob to ``(M, 7)`` logits:
+    ``cv2.dnn`` at run time, torch in calibration, so both use this one function and the thresholds
+    stay true. ``forward_again`` (default ``forward``) runs the extra looks: the runtime gives them a
     network of their own, see :class:`D6Reader`.
     """
     logits = np.asarray(forward(blob), np.float32).reshape(-1, 7)

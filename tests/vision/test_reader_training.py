@@ -161,3 +161,19 @@ def test_right_answers_are_counted_up_to_each_allowed_number_of_wrong_ones() -> 
     shuffled = np.array([6, 0, 3, 5, 1, 4, 2])
     assert right_before_wrong(conf[shuffled], right[shuffled], (0, 1)) == [2, 4]
     assert right_before_wrong(np.array([0.9]), np.array([False]), (0,)) == [0]
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["/nonexistent/model-dir"], "no d6_reader.onnx"),
+        (["--datasets", "/nonexistent/datasets"], "none of"),
+    ],
+)
+def test_rank_reader_refuses_a_missing_model_or_dataset_folder(args: list[str], says: str, capsys) -> None:
+    from dicetower.vision.training.rank_reader import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 2
+    assert says in capsys.readouterr().err

@@ -83,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = [str(d) for d in args.dirs if not (d / "d6_reader.onnx").is_file()]
     if missing:
         ap.error(f"no d6_reader.onnx in: {', '.join(missing)}")
+    if not any((args.datasets / name).is_dir() for name in DATASETS):
+        ap.error(f"{args.datasets}: none of {', '.join(DATASETS)} is there")
     for model_dir in args.dirs or [None]:
         reader = D6Reader(model_dir)
         for name in DATASETS:

@@ -34,13 +34,12 @@ STATE.pt --teacher-arch v3s [--distill WEIGHT TEMPERATURE]`` (:func:`distill_los
 (The epoch cap no longer cuts a schedule short: the learning rate now anneals by whichever
 budget ends first.)
 
-Oblique photos (session 7; no shipped model uses it yet, see BENCHMARKS.md): a die photographed
-at an angle shows its top face *and* a side face, and the label is the top face, which an upright
-camera puts in the upper part of the picture.
-Turning those crops every way hides which face that is, so ``--oblique NAME`` bounds the turn of a
-dataset's crops (``--oblique-turn``, degrees; :func:`turn_limits`) and ``--second-view mirror``
-makes the runtime's second look a left-right mirror instead of a quarter turn (model card
-``"second_view"``)::
+Oblique photos (session 7; no shipped model uses it yet, see BENCHMARKS.md): a die photographed at
+an angle shows its top face *and* a side face, and the label is the top face, which an upright
+camera puts in the upper part of the picture. Turning those crops every way hides which face that
+is, so ``--oblique NAME`` bounds the turn of a dataset's crops (``--oblique-turn``, degrees;
+:func:`turn_limits`) and ``--second-view mirror`` makes the runtime's second look a left-right
+mirror instead of a quarter turn (model card ``"second_view"``)::
 
     nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/robl_a --arch v3s \
         --init /tmp/dicetower-reader/model_v3sa.pt --hard-negatives --seed 41 --tag obl_a \
