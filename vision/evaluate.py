@@ -1,14 +1,10 @@
 """Score readings against labelled photos: matching, outcomes and per-folder metrics.
 
-Matching (one-to-one): a labelled die and a read die can pair when the read die's centre
+Matching (one-to-one): each labelled die is matched to the nearest read die whose centre
 lies within half the labelled die's size (``max(width, height) / 2``) of the label's box
-centre, or when the label's centre lies inside the read die's box. Pairs are taken nearest
-first (centre to centre) over the whole photo, so two labels never share one read die. A
-label without a box means the whole photo is that die. Centres are compared, not overlaps,
-because some datasets box the pip area only (matteop65-d6-wood); the second condition is
-for those too: the box of a 1 there is the single pip, a third of the die's width, and a
-die seen a little from the side has its top face (and that pip) off its box's centre, so
-the first condition alone scored correctly read 1s as missed plus a false positive.
+centre. Pairs are taken nearest first over the whole photo, so two labels never share one
+read die. A label without a box means the whole photo is that die. Centres are compared,
+not overlaps, because some datasets box the pip area only (matteop65-d6-wood).
 
 Each labelled die then has one outcome:
 
@@ -149,10 +145,6 @@ def _centre(box: Box) -> tuple[float, float]:
     return (box[0] + box[2] / 2, box[1] + box[3] / 2)
 
 
-def _inside(x: float, y: float, box: Box) -> bool:
-    return box[0] <= x <= box[0] + box[2] and box[1] <= y <= box[1] + box[3]
-
-
 def match_dice(label_boxes: Sequence[Box], read_boxes: Sequence[Box]) -> tuple[list[int | None], list[int]]:
     """Match labels to read dice (module docstring); return (read index per label, unmatched reads)."""
     pairs: list[tuple[float, int, int]] = []
@@ -162,7 +154,7 @@ def match_dice(label_boxes: Sequence[Box], read_boxes: Sequence[Box]) -> tuple[l
         for j, rb in enumerate(read_boxes):
             rx, ry = _centre(rb)
             d = math.hypot(rx - lx, ry - ly)
-            if d <= radius or _inside(lx, ly, rb):
+            if d <= radius:
                 pairs.append((d, i, j))
     pairs.sort()
     matched: list[int | None] = [None] * len(label_boxes)

@@ -50,21 +50,6 @@ def test_match_within_half_size_only() -> None:
     assert match_dice([(0.0, 0.0, 40.0, 10.0)], [(15.0, -2.0, 10.0, 10.0)]) == ([0], [])
 
 
-def test_match_pip_area_label_inside_a_whole_die_box() -> None:
-    # matteop65 boxes a 1 by its single pip; the die, seen a little from the side, is read
-    # with its whole body boxed, so the pip sits 20 px off the read box's centre
-    pip = [(110.0, 110.0, 14.0, 14.0)]  # centre (117, 117), radius 7
-    whole_die = [(100.0, 100.0, 70.0, 70.0)]  # centre (135, 135), 25 px away, but covers the pip
-    assert match_dice(pip, whole_die) == ([0], [])
-    # a read die that does not cover the label's centre still needs to be within its radius
-    beside = [(118.0, 100.0, 70.0, 70.0)]  # left edge 118 > 117
-    assert match_dice(pip, beside) == ([None], [0])
-    # one-to-one still: the neighbour whose centre is nearer takes the read die, the pip label
-    # is left unmatched rather than sharing it
-    labels = [*pip, (115.0, 115.0, 40.0, 40.0)]  # centre (135, 135)
-    assert match_dice(labels, whole_die) == ([None, 0], [])
-
-
 def test_match_is_one_to_one_nearest_first() -> None:
     labels = [(0.0, 0.0, 40.0, 40.0), (30.0, 0.0, 40.0, 40.0)]  # centres (20,20), (50,20)
     reads = [(28.0, 0.0, 40.0, 40.0)]  # centre (48,20): 28 from label 0 (too far), 2 from label 1
