@@ -13,7 +13,9 @@ Each labelled die then has one outcome:
 ``rejected``  found but reported unreadable (the tower re-rolls: costs time, not truth);
 ``missed``    no read die matched (the photo failed to load counts here too).
 
-Read dice that match no label are ``false_positives``. Labelled dice marked ``cocked`` are
+Read dice that match no label are ``false_positives``; ``false_positives_read`` counts those
+reported with a face (a phantom die in the roll, where an unreadable one only costs a re-roll:
+for example a d20's numeral read as a d6's 1 on photos of d20s). Labelled dice marked ``cocked`` are
 scored apart (``cocked``: rejected is the right answer, a face read is an error) and are not
 in ``dice``.
 
@@ -229,6 +231,7 @@ class FolderReport:
     dataset: str
     photos: int = 0
     false_positives: int = 0
+    false_positives_read: int = 0
     errors: int = 0
     error_examples: list[str] = field(default_factory=list)
     totals: Counter[str] = field(default_factory=Counter)
@@ -240,6 +243,7 @@ class FolderReport:
     def add(self, result: PhotoResult) -> None:
         self.photos += 1
         self.false_positives += len(result.false_positives)
+        self.false_positives_read += sum(d.face is not None for d in result.false_positives)
         if result.error is not None:
             self.errors += 1
             if len(self.error_examples) < 5:
@@ -278,6 +282,7 @@ class FolderReport:
             "photos": self.photos,
             **totals,
             "false_positives": self.false_positives,
+            "false_positives_read": self.false_positives_read,
             "errors": self.errors,
             "error_examples": list(self.error_examples),
             "reject_ratio": max(ratios) if ratios else 1.0,

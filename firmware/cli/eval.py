@@ -131,7 +131,7 @@ def print_report(d: dict[str, Any], out: TextIO | None = None) -> None:
         f"wrong {d['wrong']} ({_pct(d['wrong_rate'])})",
         f"rejected {d['rejected']} ({_pct(d['reject_rate'])})",
         f"missed {d['missed']}",
-        f"false positives {d['false_positives']}",
+        f"false positives {d['false_positives']} (read as a face {d['false_positives_read']})",
         f"reject ratio {d['reject_ratio']:.2f}",
         f"median {ms}/photo",
     ]

@@ -74,6 +74,10 @@ CEILING_FALSE_POSITIVES = {
     "epanemu-dice3": 40,  # measured 32 (was 81)
 }
 
+#: Photos of one d20 each (rsandrini-d20, test split; numerals are a later issue): every d6 face
+#: reported on them is a die that is not there. Measured figure plus a margin.
+CEILING_D20_READ_AS_D6 = 22  # measured 19 (all read as 1s, up to p 0.97)
+
 
 def _targets(metric: str) -> list[Any]:
     return [
@@ -96,18 +100,20 @@ pytestmark = [
 _cache: dict[str, dict[str, Any]] = {}
 
 
-def _evaluate(name: str) -> dict[str, Any]:
-    if name not in _cache:
+def _evaluate(name: str, kinds: list[str] | None = None) -> dict[str, Any]:
+    kinds = ["d6"] if kinds is None else kinds
+    key = f"{name}:{','.join(kinds)}"
+    if key not in _cache:
         folder = DATASETS / name
         if not (folder / "manifest.jsonl").is_file():
             pytest.skip(f"{folder} has no manifest.jsonl")
         split = os.environ.get("DICETOWER_EVAL_SPLIT", "test")
-        entries = select_entries(folder, split=None if split == "all" else split, kinds=["d6"])
+        entries = select_entries(folder, split=None if split == "all" else split, kinds=kinds)
         report = FolderReport(name)
         for result in evaluate_folder(folder, resolve_reader(DEFAULT_READER), entries=entries):
             report.add(result)
-        _cache[name] = report.to_json()
-    return _cache[name]
+        _cache[key] = report.to_json()
+    return _cache[key]
 
 
 def _summary(d: dict[str, Any]) -> str:
@@ -156,3 +162,12 @@ def test_confidently_wrong_meets_the_issue_target(name: str) -> None:
 def test_reject_rate_is_even_across_faces(name: str) -> None:
     d = _evaluate(name)
     assert d["dice"] > 0 and d["reject_ratio"] <= MAX_REJECT_RATIO, _summary(d)
+
+
+def test_d20_photos_are_not_read_as_d6_faces() -> None:
+    d = _evaluate("rsandrini-d20", kinds=["d20"])
+    assert d["dice"] > 0, _summary(d)
+    # a d20 paired with a die read as a d6 face counts as wrong; another patch of it read as
+    # a face is a false positive read
+    assert d["correct"] == 0, _summary(d)  # no d20 reader yet: a d20 face would be a bug here
+    assert d["wrong"] + d["false_positives_read"] <= CEILING_D20_READ_AS_D6, _summary(d)

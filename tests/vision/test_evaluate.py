@@ -159,6 +159,7 @@ def test_folder_report_counts_and_rates() -> None:
         "missed": 1,
     }
     assert d["false_positives"] == 1 and d["errors"] == 1 and d["error_examples"] == ["x.jpg: truncated"]
+    assert d["false_positives_read"] == 1  # photo 2's extra die was reported as a 6
     assert d["accuracy"] == pytest.approx(2 / 5)
     assert d["wrong_rate"] == pytest.approx(1 / 5)
     assert d["median_ms"] == pytest.approx(20.0)
@@ -293,3 +294,16 @@ def test_a_reader_that_always_fails_stops_the_eval(tmp_path: Path) -> None:
         results.extend(evaluate_folder(folder, broken))
     assert len(results) == 4
     assert len(list(evaluate_folder(folder, broken, give_up_after=None))) == 8
+
+
+def test_false_positives_read_as_a_face_are_counted_apart() -> None:
+    # photos of one d20 each (no box: the whole photo is the die); the reader boxes two patches
+    # of it. The one at the photo's centre pairs with the d20, the other is a false positive.
+    report = FolderReport("d20s")
+    centre, corner = (300, 220), (100, 100)
+    report.add(score_photo(_entry(LabelledDie("d20", 15)), _reading(_read(*centre, None), _read(*corner, 1))))
+    d = report.to_json()
+    assert (d["dice"], d["rejected"], d["false_positives"], d["false_positives_read"]) == (1, 1, 1, 1)
+    report.add(score_photo(_entry(LabelledDie("d20", 3)), _reading(_read(*centre, 1), _read(*corner, None))))
+    d = report.to_json()
+    assert (d["wrong"], d["false_positives"], d["false_positives_read"]) == (1, 2, 1)

@@ -177,3 +177,76 @@ def test_rank_reader_refuses_a_missing_model_or_dataset_folder(args: list[str], 
         main(args)
     assert exc.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def _probs(pred: np.ndarray, conf: np.ndarray) -> np.ndarray:
+    """Rows with ``conf`` on class ``pred`` and the rest spread evenly over the other six."""
+    p = np.repeat(((1.0 - conf) / 6.0)[:, None], 7, axis=1)
+    p[np.arange(len(pred)), pred] = conf
+    return p
+
+
+def test_thresholds_price_another_die_read_as_a_face_like_a_wrong_face() -> None:
+    from dicetower.vision.training.reader import choose_thresholds
+
+    # 100 val dice per face, all read right, confidences evenly 0.5 .. 1.0
+    faces = np.repeat(np.arange(1, 7), 100)
+    conf = np.tile(np.linspace(0.5, 1.0, 100), 6)
+    # 50 crops of d20s (group 9, class 0) that the net calls a 1 at p 0.52
+    labels = np.concatenate([faces, np.zeros(50, np.int64)])
+    probs = np.concatenate([_probs(faces, conf), _probs(np.ones(50, np.int64), np.full(50, 0.52))])
+    groups = np.concatenate([np.zeros(600, np.int64), np.full(50, 9)])
+
+    # Unpriced, nothing on the dice is wrong, so nothing is rejected and the d20s read as 1s.
+    thr, stats = choose_thresholds(probs, labels, groups)
+    assert thr[1] == 0.5 and stats["reject_rate_target"] == 0.0
+    assert "9" not in stats["val_wrong_by_group"]
+    # Priced, the cheapest reject rate is the first whose threshold for 1 lies above 0.52.
+    thr, stats = choose_thresholds(probs, labels, groups, negative_groups=(9,))
+    assert 0.52 < thr[1] < 0.53
+    assert stats["val_wrong_by_group"]["9"] == 0.0 and stats["val_rejected_by_group"]["9"] == 0.0
+    assert 0.04 < stats["reject_rate_target"] < 0.06
+    # Out of reach under the reject cap (p 0.9 would need r ~ 0.8): rejecting dice buys nothing.
+    probs[600:] = _probs(np.ones(50, np.int64), np.full(50, 0.9))
+    thr, stats = choose_thresholds(probs, labels, groups, negative_groups=(9,))
+    assert stats["reject_rate_target"] == 0.0 and stats["val_wrong_by_group"]["9"] == 1.0
+
+
+def test_other_dice_negatives_take_every_proposal_of_non_test_photos(tmp_path) -> None:
+    import json
+
+    import cv2
+    from dicetower.vision.synth.render import render_scene
+    from dicetower.vision.training.reader import (
+        OTHER_DICE,
+        OTHER_GROUP,
+        build_other_dice_negatives,
+    )
+
+    folder = tmp_path / OTHER_DICE[0]
+    (folder / "images").mkdir(parents=True)
+    frame, _ref, labels = render_scene(3, 4)
+    # numbers 0, 160 and 192 fall in the train, val and test blocks (splits.RSANDRINI_BLOCK)
+    lines = []
+    for n in (0, 160, 192):
+        cv2.imwrite(str(folder / "images" / f"d20_color{n}.png"), frame)
+        lines.append(json.dumps({"image": f"images/d20_color{n}.png", "dice": [{"die": "d20", "face": 7}]}))
+    (folder / "manifest.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    out = tmp_path / "work" / "other_dice.npz"
+    got = build_other_dice_negatives(tmp_path, out)
+    assert got is not None
+    per_photo = len(got["face"]) // 2
+    assert per_photo >= len(labels)  # every rendered die is proposed, each one a negative here
+    assert sorted(got["split"].tolist()) == [0] * per_photo + [1] * per_photo  # no test photo
+    assert (got["face"] == 0).all() and (got["ds"] == OTHER_GROUP).all()
+    assert got["ctx"].shape[1:] == (112, 112, 3) and got["crop"].shape[1:] == (48, 48, 3)
+    # built once: a second call reads the stored arrays back
+    again = build_other_dice_negatives(tmp_path / "elsewhere", out)
+    assert again is not None and np.array_equal(again["split"], got["split"])
+
+
+def test_other_dice_negatives_are_none_without_those_datasets(tmp_path) -> None:
+    from dicetower.vision.training.reader import build_other_dice_negatives
+
+    assert build_other_dice_negatives(tmp_path, tmp_path / "work" / "o.npz") is None

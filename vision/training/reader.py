@@ -108,12 +108,15 @@ __all__ = [
     "ARCHS",
     "CHANNELS",
     "D6_DATASETS",
+    "OTHER_DICE",
+    "OTHER_GROUP",
     "Augment",
     "Distill",
     "augment",
     "augment_batch",
     "build_cache",
     "build_hard_negatives",
+    "build_other_dice_negatives",
     "build_synth_cache",
     "distill_loss",
     "enlarged_box",
@@ -131,6 +134,14 @@ CTX = 112  #: context square side in the cache
 CTX_FACTOR = 2.5  #: context side / die side
 SPLIT_ID = {"train": 0, "val": 1, "test": 2}
 MAX_PHOTOS = 20_000  #: per dataset; bounds the cache build
+#: Datasets of other kinds of dice. Whatever the pipeline proposes on their photos is class 0
+#: for the d6 reader ("no d6 face here"), never a face (:func:`build_other_dice_negatives`).
+OTHER_DICE = ("rsandrini-d20",)
+#: Their group id: after the d6 datasets and the rendered dice ("synth").
+OTHER_GROUP = len(D6_DATASETS) + 1
+#: Their share of the sampled training crops against a d6 dataset of the same size: enough to
+#: learn "a numeral is not a pip", little enough not to starve the d6 faces of a fine-tune.
+OTHER_DICE_WEIGHT = 0.25
 
 
 def enlarged_box(dataset: str, box: tuple[float, float, float, float], face: int) -> tuple[float, ...]:
@@ -323,6 +334,45 @@ def build_hard_negatives(datasets_root: Path, out: Path) -> dict[str, np.ndarray
     if not ctx:
         return None
     return _store(out, ctx, crop, np.zeros(len(ctx)), split, dsid)
+
+
+def build_other_dice_negatives(datasets_root: Path, out: Path) -> dict[str, np.ndarray] | None:
+    """Class-0 contexts of every die the pipeline proposes on photos of other dice (d20s).
+
+    Why: the detector proposes patches of a d20 (a numeral with the edges around it looks
+    like a face), and the shipped reader read 19 of rsandrini-d20's 214 test photos as a d6
+    showing 1, up to p 0.97: a tower with a d20 among its dice would report a d6 face that
+    is not there. Until numerals are read, "unreadable" is the honest answer for such a
+    patch. Train and val photos only: the test photos stay for measuring exactly this.
+    """
+    if (done := _cached(out)) is not None:
+        return done
+    from ..locate import locate_dice
+    from ..pips import D6Reader
+
+    reader = D6Reader()
+    ctx, crop, split = [], [], []
+    for name in OTHER_DICE:
+        folder = datasets_root / name
+        if not folder.is_dir():
+            continue
+        for pi, entry in enumerate(read_manifest(folder)):
+            if pi >= MAX_PHOTOS:
+                break
+            sp = SPLIT_ID[split_of(name, f"images/{entry.image.name}")]
+            if sp == SPLIT_ID["test"]:
+                continue
+            img = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
+            if img is None:
+                continue
+            boxes = [c.box for c in locate_dice(img)]
+            for b, c in zip(boxes, reader.crops(img, boxes), strict=True):
+                ctx.append(_context(img, b[0] + b[2] / 2, b[1] + b[3] / 2, max(b[2], b[3])))
+                crop.append(c)
+                split.append(sp)
+    if not ctx:
+        return None
+    return _store(out, ctx, crop, np.zeros(len(ctx)), split, np.full(len(ctx), OTHER_GROUP))
 
 
 def build_synth_cache(out: Path, n_scenes: int, seed: int = 1) -> dict[str, np.ndarray] | None:
@@ -834,7 +884,9 @@ def train(
     for di in np.unique(data["ds"][tr]):
         sel = data["ds"][tr] == di
         weights[sel] = 1.0 / math.sqrt(sel.sum())
-        if di >= len(D6_DATASETS):  # rendered dice: a helper, not the evidence
+        if di == OTHER_GROUP:  # other kinds of dice: only ever class 0
+            weights[sel] *= OTHER_DICE_WEIGHT
+        elif di >= len(D6_DATASETS):  # rendered dice: a helper, not the evidence
             weights[sel] *= 0.5
         elif dataset_weight:
             weights[sel] *= dataset_weight.get(D6_DATASETS[di], 1.0)
@@ -973,6 +1025,7 @@ def choose_thresholds(
     groups: np.ndarray | None = None,
     wrong_cost: float = 30.0,
     max_reject: float = 0.1,
+    negative_groups: tuple[int, ...] = (),
 ) -> tuple[dict[int, float], dict[str, Any]]:
     """Per-face thresholds with an equal reject rate r per face, r chosen by cost on val.
 
@@ -984,12 +1037,19 @@ def choose_thresholds(
     "0.3 % wrong" is not reachable on every dataset at a sane reject rate, and then one hard
     dataset would decide the rejections everywhere.) r is capped at ``max_reject``: a tower
     that re-rolls more than one die in ten by doubt alone is not usable either.
+
+    ``negative_groups`` are groups of class-0 crops that must not be read as a face (other
+    kinds of dice): each is one more group in the average, whose "wrong" is the share of its
+    crops accepted as a face and whose rejections cost nothing (rejecting them is right).
     """
+    all_groups = groups if groups is not None else np.zeros(len(labels), np.int64)
     dice = labels > 0
-    p, y = probs[dice], labels[dice]
-    g = groups[dice] if groups is not None else np.zeros(len(y), np.int64)
+    p, y, g = probs[dice], labels[dice], all_groups[dice]
     pred, conf = p.argmax(1), p.max(1)
     keys = [int(k) for k in np.unique(g)]
+    neg = (labels == 0) & np.isin(all_groups, negative_groups)
+    neg_pred, neg_conf, neg_g = probs[neg].argmax(1), probs[neg].max(1), all_groups[neg]
+    neg_keys = [int(k) for k in np.unique(neg_g)]
     best: tuple[float, float, dict[int, float], dict[int, tuple[float, float]]] | None = None
     for r in np.linspace(0.0, max_reject, 121):
         thr = _thresholds_at(conf, pred, y, float(r))
@@ -999,6 +1059,11 @@ def choose_thresholds(
         for k in keys:
             sel = g == k
             rates[k] = (float(np.mean(accepted[sel] & (pred[sel] != y[sel]))), float(np.mean(~accepted[sel])))
+        if neg_keys:
+            t_neg = np.array([thr.get(int(k), 2.0) if k >= 1 else 2.0 for k in neg_pred])
+            read_as_face = neg_conf >= t_neg
+            for k in neg_keys:
+                rates[k] = (float(np.mean(read_as_face[neg_g == k])), 0.0)
         cost = float(np.mean([wrong_cost * w + rej for w, rej in rates.values()]))
         if best is None or cost < best[0] - 1e-9:
             best = (cost, float(r), thr, rates)
@@ -1099,6 +1164,12 @@ def main(argv: list[str] | None = None) -> int:
         help="add the shipped pipeline's false alarms as class 0 (build_hard_negatives)",
     )
     ap.add_argument(
+        "--other-dice",
+        action="store_true",
+        help="add every proposal on photos of other dice (rsandrini-d20 train/val) as class 0, "
+        "and price reading one as a face like a wrong face in calibration (build_other_dice_negatives)",
+    )
+    ap.add_argument(
         "--augment",
         action="append",
         default=[],
@@ -1175,6 +1246,14 @@ def main(argv: list[str] | None = None) -> int:
             n_hard = int((hard["split"] == 0).sum())
             log(f"hard negatives: {len(hard['face'])} (splits {np.bincount(hard['split'])})")
             data = {k: np.concatenate([data[k], hard[k]]) for k in data}
+    n_other = 0
+    if args.other_dice:
+        other = build_other_dice_negatives(args.datasets, args.work / "other_dice.npz")
+        if other is None:
+            ap.error(f"--other-dice: none of {', '.join(OTHER_DICE)} under {args.datasets}")
+        n_other = int((other["split"] == 0).sum())
+        log(f"other dice (class 0): {len(other['face'])} (splits {np.bincount(other['split'])})")
+        data = {k: np.concatenate([data[k], other[k]]) for k in data}
     log(f"cache: {len(data['face'])} crops, splits {np.bincount(data['split'])}")
     if args.calibrate_only:
         if args.init is None:
@@ -1222,9 +1301,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     t = fit_temperature(logits, cal_faces)
     probs = _softmax(logits / t)
-    names = np.array([*D6_DATASETS, "synth"])
+    names = np.array([*D6_DATASETS, "synth", "other dice (class 0)"])
     cal_groups = np.concatenate([data["ds"][val], data["ds"][val]])
-    thr, stats = choose_thresholds(probs, cal_faces, cal_groups)
+    negative_groups = (OTHER_GROUP,) if args.other_dice else ()
+    thr, stats = choose_thresholds(probs, cal_faces, cal_groups, negative_groups=negative_groups)
     stats["groups"] = {str(i): str(n) for i, n in enumerate(names)}
     # "blurred" names the reason of a rejection when the crop is blurrier than 99 % of the
     # validation dice that were read right; it never rejects a die on its own.
@@ -1253,6 +1333,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
         "arch": args.arch,
         "hard_negatives_in_train": n_hard,
+        "other_dice_in_train": n_other,
         "minutes": None if args.calibrate_only else args.max_minutes,
         "init": args.init.name if args.init is not None else None,
         "dataset_weight": weights or None,
