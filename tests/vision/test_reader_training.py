@@ -250,3 +250,23 @@ def test_other_dice_negatives_are_none_without_those_datasets(tmp_path) -> None:
     from dicetower.vision.training.reader import build_other_dice_negatives
 
     assert build_other_dice_negatives(tmp_path, tmp_path / "work" / "o.npz") is None
+
+
+def test_distillation_takes_the_label_on_crops_of_other_dice() -> None:
+    torch = pytest.importorskip("torch")
+    from dicetower.vision.training.reader import Distill, _label_where, distill_loss
+
+    teacher = torch.tensor([[0.0, 9.0, 0, 0, 0, 0, 0], [0.0, 0, 0, 0, 0, 0, 9.0]])  # reads a 1 and a 6
+    labels = torch.tensor([0, 6])  # the first crop is a d20's numeral: class 0
+    mask = torch.tensor([True, False])
+    soft = _label_where(teacher, labels, mask)
+    assert soft.argmax(1).tolist() == [0, 6]
+    assert torch.equal(soft[1], teacher[1])
+    assert teacher[0].argmax() == 1  # the teacher's own logits are not edited in place
+    assert _label_where(teacher, labels, torch.tensor([False, False])) is teacher
+    # a student that answers class 0 on the numeral now loses less than one that copies the teacher
+    lossf = torch.nn.CrossEntropyLoss()
+    copies, learns = teacher.clone(), teacher.clone()
+    learns[0] = torch.tensor([9.0, 0, 0, 0, 0, 0, 0])
+    d = Distill()
+    assert distill_loss(learns, soft, labels, lossf, d) < distill_loss(copies, soft, labels, lossf, d)
