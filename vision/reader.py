@@ -24,11 +24,12 @@ import cv2
 import numpy as np
 
 from .colour import die_colours
+from .detector import DieDetector
 from .locate import DieCandidate, locate_dice
 from .pips import NOT_A_DIE, D6Reader, FaceRead, is_too_small
 from .reading import DieReading, Reading, ReadStatus, UnreadableReason
 
-__all__ = ["CUT_ASPECT", "NOT_A_DIE_DROP", "FrameReader", "LocateFn", "read_frame"]
+__all__ = ["CUT_ASPECT", "NOT_A_DIE_DROP", "FrameReader", "LocateFn", "frame_reader_for", "read_frame"]
 
 #: ``locate(frame, reference, tray) -> candidates``
 LocateFn = Callable[[np.ndarray, "np.ndarray | None", "np.ndarray | None"], list[DieCandidate]]
@@ -145,6 +146,32 @@ class FrameReader:
                 )
             )
         return out, {"read": (t1 - t0) * 1000.0, "colour": (t2 - t1) * 1000.0}
+
+
+def frame_reader_for(models: str | Path) -> FrameReader:
+    """A :class:`FrameReader` on the candidate models in folder ``models``.
+
+    Why: a newly trained reader or detector is judged with the same eval as the shipped pair
+    (``dicetower eval --models DIR``), without copying it over the shipped files first. The folder
+    holds ``d6_reader.onnx`` + ``.json`` and/or ``detector.onnx`` (+ ``.json``); a model it lacks
+    is the shipped one, so either can be judged alone. A folder with neither is an error, not a
+    silent run of the shipped pair.
+    """
+    folder = Path(models)
+    has_reader = (folder / "d6_reader.onnx").is_file()
+    detector_path = folder / "detector.onnx"
+    if not has_reader and not detector_path.is_file():
+        raise FileNotFoundError(f"{folder}: holds neither d6_reader.onnx nor detector.onnx")
+    if not detector_path.is_file():
+        return FrameReader(folder)
+    detector = DieDetector(detector_path)
+
+    def locate(
+        frame: np.ndarray, reference: np.ndarray | None, tray: np.ndarray | None
+    ) -> list[DieCandidate]:
+        return locate_dice(frame, reference=reference, tray=tray, detector=detector)
+
+    return FrameReader(folder if has_reader else None, locate=locate)
 
 
 _default: FrameReader | None = None

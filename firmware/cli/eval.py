@@ -14,16 +14,23 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import cv2
+import numpy as np
 
+from ...vision.detector import DetectorError
 from ...vision.evaluate import (
     DEFAULT_READER,
+    EvalError,
     FolderReport,
     PhotoResult,
+    ReadFn,
     evaluate_folder,
     resolve_reader,
     select_entries,
 )
 from ...vision.imageio import ImageError, load_image
+from ...vision.pips import ReaderModelError
+from ...vision.reader import frame_reader_for
+from ...vision.reading import Reading
 
 __all__ = ["MAX_SAVED_FAILURES", "register", "run"]
 
@@ -35,6 +42,7 @@ examples:
   dicetower eval ../shared/datasets/byler-d6
   dicetower eval ../shared/datasets/*-d6 --json --split test
   dicetower eval recordings/ --save-failures /tmp/failures --limit 50
+  dicetower eval ../shared/datasets/byler-d6 --split val --models /tmp/candidate
 """
 
 
@@ -60,6 +68,13 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--reader", default=DEFAULT_READER, metavar="MODULE:FUNC", help="reader (default %(default)s)"
     )
+    p.add_argument(
+        "--models",
+        metavar="DIR",
+        type=Path,
+        help="read with the candidate d6_reader.onnx/.json and/or detector.onnx in DIR "
+        "(a model DIR lacks is the shipped one)",
+    )
     p.set_defaults(func=run)
 
 
@@ -84,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     for folder in args.folders:
         if not (folder / "manifest.jsonl").is_file():
             raise ImageError(f"{folder}: no manifest.jsonl (expected one JSON object per photo)")
-    read = resolve_reader(args.reader)
+    read = _reader(args)
     progress = sys.stderr.isatty()
     for folder in args.folders:
         name = folder.resolve().name
@@ -108,6 +123,23 @@ def run(args: argparse.Namespace) -> int:
         else:
             print_report(data)
     return 0
+
+
+def _reader(args: argparse.Namespace) -> ReadFn:
+    """The read function: ``--reader``'s, or the built-in reader on ``--models``' files."""
+    if args.models is None:
+        return resolve_reader(args.reader)
+    if args.reader != DEFAULT_READER:
+        raise EvalError("--models and --reader cannot be combined: --models sets the built-in reader's files")
+    try:
+        frame_reader = frame_reader_for(args.models)
+    except (FileNotFoundError, ReaderModelError, DetectorError) as exc:
+        raise EvalError(str(exc)) from None
+
+    def read(frame: np.ndarray, reference: np.ndarray | None) -> Reading:
+        return frame_reader.read(frame, reference)
+
+    return read
 
 
 def _progress(out: TextIO, name: str, i: int, n: int) -> None:

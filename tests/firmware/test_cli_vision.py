@@ -164,6 +164,44 @@ def test_eval_baseline_reader_on_synthetic_scenes(tmp_path: Path, capsys: pytest
     assert d["correct"] + d["wrong"] + d["rejected"] + d["missed"] == d["dice"]
 
 
+def test_eval_models_reads_with_candidate_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--models DIR`` swaps in DIR's reader: one whose thresholds nothing reaches reads no die."""
+    import shutil
+    from importlib import resources
+
+    folder = write_dataset(tmp_path / "synth", 4, seed=11, size=(320, 320), max_dice=3).parent
+    assert main(["eval", str(folder), "--json"]) == 0
+    shipped = json.loads(capsys.readouterr().out)
+    assert shipped["correct"] > 0
+
+    models = tmp_path / "candidate"
+    models.mkdir()
+    src = Path(str(resources.files("dicetower.vision") / "models"))
+    shutil.copy(src / "d6_reader.onnx", models)
+    card = json.loads((src / "d6_reader.json").read_text())
+    card["thresholds"] = {str(f): 1.01 for f in range(1, 7)}
+    (models / "d6_reader.json").write_text(json.dumps(card))
+    assert main(["eval", str(folder), "--json", "--models", str(models)]) == 0
+    strict = json.loads(capsys.readouterr().out)
+    assert strict["correct"] == 0 and strict["wrong"] == 0
+    assert strict["rejected"] > 0
+
+
+def test_eval_models_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _dataset(tmp_path / "x")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["eval", str(folder), "--models", str(empty)]) == 1
+    assert "neither d6_reader.onnx nor detector.onnx" in capsys.readouterr().err
+    assert main(["eval", str(folder), "--models", str(empty), "--reader", STANDIN]) == 1
+    assert "cannot be combined" in capsys.readouterr().err
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "detector.onnx").write_bytes(b"not an onnx file")
+    assert main(["eval", str(folder), "--models", str(broken)]) == 1
+    assert "cannot load detector model" in capsys.readouterr().err
+
+
 # --- read ------------------------------------------------------------------------------------
 
 

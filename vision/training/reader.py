@@ -46,8 +46,21 @@ mirror instead of a quarter turn (model card ``"second_view"``)::
         --max-minutes 50 --epochs 1000 --threads 1 --second-view mirror \
         --oblique epanemu-dice3 --oblique matteop65-d6-wood --oblique-turn 25
 
+Other dice (session 8; no shipped model uses it yet, see BENCHMARKS.md): the detector proposes
+patches of a d20 and the reader can read such a patch as a d6 "1". ``--other-dice`` adds every
+proposal on the photos of :data:`OTHER_DICE` (train and val only) as class 0 and prices a val
+one read as a face like a wrong face in calibration; with ``--teacher`` the student takes the
+label, not the teacher's answer, on those crops. Judge the result with ``dicetower eval --split
+val --models /tmp/rg1``::
+
+    nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/rg1 --arch v3s \
+        --init /tmp/dicetower-reader/model_v3sa.pt --teacher /tmp/dicetower-reader/model_v3sa.pt \
+        --teacher-arch v3s --hard-negatives --other-dice --seed 61 --tag oth_g1 \
+        --max-minutes 38 --epochs 1000 --threads 1
+
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
-copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures say it is better.
+copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
+val --models OUT``) say it is better.
 
 Steps, each cached under ``--work`` (default ``/tmp/dicetower-reader``) so a rerun is cheap:
 
