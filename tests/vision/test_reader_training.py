@@ -270,3 +270,43 @@ def test_distillation_takes_the_label_on_crops_of_other_dice() -> None:
     learns[0] = torch.tensor([9.0, 0, 0, 0, 0, 0, 0])
     d = Distill()
     assert distill_loss(learns, soft, labels, lossf, d) < distill_loss(copies, soft, labels, lossf, d)
+
+
+def _real_like_datasets(root):
+    """A byler-like folder (two rendered photos with boxes) and a tomitomi-like one (no boxes)."""
+    import cv2
+    from dicetower.vision.manifest import write_manifest_line
+    from dicetower.vision.synth.render import render_scene
+
+    byler = root / "byler-d6"
+    (byler / "images").mkdir(parents=True)
+    dice = []
+    with (byler / "manifest.jsonl").open("w", encoding="utf-8") as fh:
+        for seed, name in ((3, "a.png"), (4, "b1.png")):  # split_of: test, val
+            frame, _ref, labels = render_scene(seed, 4)
+            cv2.imwrite(str(byler / "images" / name), frame)
+            labels = [d for d in labels if not d.cocked]
+            write_manifest_line(fh, f"images/{name}", labels)
+            dice += labels
+    tomi = root / "tomitomi3-gray-d6"
+    (tomi / "images").mkdir(parents=True)
+    frame, _ref, _labels = render_scene(5, 1)
+    cv2.imwrite(str(tomi / "images" / "3_0001.png"), cv2.resize(frame, (128, 128)))
+    line = '{"image": "images/3_0001.png", "dice": [{"die": "d6", "face": 3}]}\n'
+    (tomi / "manifest.jsonl").write_text(line, encoding="utf-8")
+    return dice
+
+
+def test_cache_cuts_every_labelled_die_and_two_backgrounds_a_boxed_photo(tmp_path) -> None:
+    from dicetower.vision.training.reader import D6_DATASETS, build_cache
+
+    dice = _real_like_datasets(tmp_path / "datasets")
+    got = build_cache(tmp_path / "datasets", tmp_path / "work" / "cache.npz")
+    byler = got["ds"] == D6_DATASETS.index("byler-d6")
+    tomi = got["ds"] == D6_DATASETS.index("tomitomi3-gray-d6")
+    faces = got["face"][byler]
+    assert sorted(faces[faces > 0].tolist()) == sorted(d.face for d in dice)
+    assert (faces == 0).sum() == 2 * 2  # two background squares per photo with boxes
+    assert sorted(set(got["split"][byler].tolist())) == [1, 2]  # val and test photos, as split_of says
+    assert got["face"][tomi].tolist() == [3] and got["split"][tomi].tolist() == [0]  # no background cut
+    assert got["ctx"].shape[1:] == (112, 112, 3) and got["crop"].shape[1:] == (48, 48, 3)

@@ -92,6 +92,7 @@ import dataclasses
 import json
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,7 +100,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..manifest import read_manifest
+from ..manifest import ManifestEntry, read_manifest
 from ..pips import (
     CROP_MARGIN,
     INPUT,
@@ -214,6 +215,24 @@ def _backgrounds(img: np.ndarray, boxes: list[tuple[float, ...]], rng: np.random
     return out
 
 
+def _labelled_photos(
+    datasets_root: Path, names: tuple[str, ...]
+) -> Iterator[tuple[int, str, ManifestEntry, int]]:
+    """``(dataset index, dataset, entry, split id)`` for each listed photo of the datasets present.
+
+    The one walk over the shared datasets that every cache builds on: a missing dataset is
+    skipped, each is bounded by :data:`MAX_PHOTOS`, and the split comes from :func:`split_of`.
+    """
+    for di, name in enumerate(names):
+        folder = datasets_root / name
+        if not folder.is_dir():
+            continue
+        for pi, entry in enumerate(read_manifest(folder)):
+            if pi >= MAX_PHOTOS:
+                break
+            yield di, name, entry, SPLIT_ID[split_of(name, f"images/{entry.image.name}")]
+
+
 def _cached(out: Path) -> dict[str, np.ndarray] | None:
     """The arrays a cache builder stored at ``out`` before, if any (the builds take minutes)."""
     if not out.is_file():
@@ -242,44 +261,36 @@ def build_cache(datasets_root: Path, out: Path, seed: int = 0) -> dict[str, np.n
         return done
     rng = np.random.default_rng(seed)
     ctx, face, split, dsid, crop, photo = [], [], [], [], [], []
-    for di, name in enumerate(D6_DATASETS):
-        folder = datasets_root / name
-        if not folder.is_dir():
+    for di, name, entry, sp in _labelled_photos(datasets_root, D6_DATASETS):
+        img = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
+        if img is None:
             continue
-        for pi, entry in enumerate(read_manifest(folder)):
-            if pi >= MAX_PHOTOS:
-                break
-            rel = f"images/{entry.image.name}"
-            sp = SPLIT_ID[split_of(name, rel)]
-            img = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
-            if img is None:
+        boxes = []
+        for d in entry.dice:
+            if d.die != "d6":
                 continue
-            boxes = []
-            for d in entry.dice:
-                if d.die != "d6":
-                    continue
-                box = d.box if d.box is not None else _tomitomi_box(img)
-                box = enlarged_box(name, box, d.face)
-                boxes.append(box)
-                x, y, w, h = box
-                ctx.append(_context(img, x + w / 2, y + h / 2, max(w, h)))
-                crop.append(crop_die(img, box))
-                face.append(d.face)
+            box = d.box if d.box is not None else _tomitomi_box(img)
+            box = enlarged_box(name, box, d.face)
+            boxes.append(box)
+            x, y, w, h = box
+            ctx.append(_context(img, x + w / 2, y + h / 2, max(w, h)))
+            crop.append(crop_die(img, box))
+            face.append(d.face)
+            split.append(sp)
+            dsid.append(di)
+            photo.append(len(photo))
+        if entry.dice and entry.dice[0].box is not None:
+            for c in _backgrounds(img, boxes, rng, 2):
+                ctx.append(c)
+                crop.append(
+                    cv2.resize(
+                        c[CTX // 2 - 24 : CTX // 2 + 24, CTX // 2 - 24 : CTX // 2 + 24], (INPUT, INPUT)
+                    )
+                )
+                face.append(0)
                 split.append(sp)
                 dsid.append(di)
                 photo.append(len(photo))
-            if entry.dice and entry.dice[0].box is not None:
-                for c in _backgrounds(img, boxes, rng, 2):
-                    ctx.append(c)
-                    crop.append(
-                        cv2.resize(
-                            c[CTX // 2 - 24 : CTX // 2 + 24, CTX // 2 - 24 : CTX // 2 + 24], (INPUT, INPUT)
-                        )
-                    )
-                    face.append(0)
-                    split.append(sp)
-                    dsid.append(di)
-                    photo.append(len(photo))
     return _store(out, ctx, crop, face, split, dsid)
 
 
@@ -323,27 +334,22 @@ def build_hard_negatives(datasets_root: Path, out: Path) -> dict[str, np.ndarray
 
     reader = D6Reader()
     ctx, crop, split, dsid = [], [], [], []
-    for di, name in enumerate(D6_DATASETS):
-        folder = datasets_root / name
-        if not folder.is_dir():
+    for di, name, entry, sp in _labelled_photos(datasets_root, D6_DATASETS):
+        if entry.dice and entry.dice[0].box is None:
+            continue  # tomitomi3: one die fills each photo, nothing else to mistake
+        img = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
+        if img is None:
             continue
-        for pi, entry in enumerate(read_manifest(folder)):
-            if pi >= MAX_PHOTOS or (entry.dice and entry.dice[0].box is None):
-                break  # tomitomi3: one die fills each photo, nothing else to mistake
-            img = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
-            if img is None:
-                continue
-            labels = [enlarged_box(name, d.box, d.face) for d in entry.dice if d.box is not None]
-            boxes = [c.box for c in locate_dice(img)]
-            crops = reader.crops(img, boxes)
-            probs = reader.probabilities(crops)
-            sp = SPLIT_ID[split_of(name, f"images/{entry.image.name}")]
-            for i in false_alarms(boxes, labels, probs):
-                b = boxes[i]
-                ctx.append(_context(img, b[0] + b[2] / 2, b[1] + b[3] / 2, max(b[2], b[3])))
-                crop.append(crops[i])
-                split.append(sp)
-                dsid.append(di)
+        labels = [enlarged_box(name, d.box, d.face) for d in entry.dice if d.box is not None]
+        boxes = [c.box for c in locate_dice(img)]
+        crops = reader.crops(img, boxes)
+        probs = reader.probabilities(crops)
+        for i in false_alarms(boxes, labels, probs):
+            b = boxes[i]
+            ctx.append(_context(img, b[0] + b[2] / 2, b[1] + b[3] / 2, max(b[2], b[3])))
+            crop.append(crops[i])
+            split.append(sp)
+            dsid.append(di)
     if not ctx:
         return None
     return _store(out, ctx, crop, np.zeros(len(ctx)), split, dsid)
@@ -365,24 +371,17 @@ def build_other_dice_negatives(datasets_root: Path, out: Path) -> dict[str, np.n
 
     reader = D6Reader()
     ctx, crop, split = [], [], []
-    for name in OTHER_DICE:
-        folder = datasets_root / name
-        if not folder.is_dir():
+    for _di, _name, entry, sp in _labelled_photos(datasets_root, OTHER_DICE):
+        if sp == SPLIT_ID["test"]:
             continue
-        for pi, entry in enumerate(read_manifest(folder)):
-            if pi >= MAX_PHOTOS:
-                break
-            sp = SPLIT_ID[split_of(name, f"images/{entry.image.name}")]
-            if sp == SPLIT_ID["test"]:
-                continue
-            img = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
-            if img is None:
-                continue
-            boxes = [c.box for c in locate_dice(img)]
-            for b, c in zip(boxes, reader.crops(img, boxes), strict=True):
-                ctx.append(_context(img, b[0] + b[2] / 2, b[1] + b[3] / 2, max(b[2], b[3])))
-                crop.append(c)
-                split.append(sp)
+        img = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
+        if img is None:
+            continue
+        boxes = [c.box for c in locate_dice(img)]
+        for b, c in zip(boxes, reader.crops(img, boxes), strict=True):
+            ctx.append(_context(img, b[0] + b[2] / 2, b[1] + b[3] / 2, max(b[2], b[3])))
+            crop.append(c)
+            split.append(sp)
     if not ctx:
         return None
     return _store(out, ctx, crop, np.zeros(len(ctx)), split, np.full(len(ctx), OTHER_GROUP))
