@@ -4,8 +4,9 @@
 
 Reads the real ``byler-d6`` photos with exactly ``--dice`` dice (up to 5) through the shipped
 :class:`dicetower.vision.reader.FrameReader` and times each step by wrapping it: the detector's
-network and its pre/post-processing (``locate``), cutting the crops, building the blob, the
-reader network's first and extra looks, the per-die decisions and the colour names. The wrapped
+network and its pre/post-processing (``locate``), cutting the crops, their grey planes, building
+the blob, the reader network's first and extra looks, the per-die decisions, the colour names
+and the read faces' centres (``vision.topface``). The wrapped
 call is the product's own code; only the timers are added, so the sum is a little above the
 plain read (the total line is timed without wrappers first). Use it next to ``bench/vision.py``
 to see what a change moved, on the same machine phase: run it on both commits in one sitting.
@@ -84,18 +85,20 @@ def main(argv: list[str] | None = None) -> int:
     faces = reader.faces
     faces._forward = _timed(totals, "reader network, first look", faces._forward)
     faces._forward_again = _timed(totals, "reader network, extra looks", faces._forward_again)
-    faces.crops = _timed(totals, "crops", faces.crops)
+    faces.crops_mapped = _timed(totals, "crops", faces.crops_mapped)
     faces.decide = _timed(totals, "decisions", faces.decide)
     reader._locate = _timed(totals, "locate (detector and its steps)", reader._locate)
-    saved = (pips.to_blob, reader_module.die_colours)
+    saved = (pips.to_blob, reader_module.die_colours, reader_module.crop_greys, reader_module.face_centres)
     pips.to_blob = _timed(totals, "blob", pips.to_blob)
     reader_module.die_colours = _timed(totals, "colour names", reader_module.die_colours)
+    reader_module.crop_greys = _timed(totals, "crop greys", reader_module.crop_greys)
+    reader_module.face_centres = _timed(totals, "face centres", reader_module.face_centres)
     try:
         for _ in range(args.repeat):
             for frame in frames:
                 reader.read(frame)
     finally:
-        pips.to_blob, reader_module.die_colours = saved
+        pips.to_blob, reader_module.die_colours, reader_module.crop_greys, reader_module.face_centres = saved
         detector._net = real_net
     reads = args.repeat * len(frames)
     print(f"{len(frames)} byler-d6 photos with {args.dice} dice x {args.repeat} reads, one thread")

@@ -53,12 +53,16 @@ def _draw_die(img: np.ndarray, d: DieReading, colour: tuple[int, int, int] | Non
         cv2.polylines(img, [np.array(d.contour, np.int32).reshape(-1, 1, 2)], True, colour, 2)
     else:
         _rect(img, d.box, colour, 2)
+    if d.face_centre is not None:  # where the read face is: off the box's centre at a slant
+        cx, cy = (round(v) for v in d.face_centre)
+        cv2.drawMarker(img, (cx, cy), colour, cv2.MARKER_CROSS, max(6, round(12 * fs)), 1, cv2.LINE_AA)
     x, y = round(d.box[0]), round(d.box[1])
     _text(img, label, (x, max(12, y - 4)), colour, fs)
 
 
 def annotate_reading(frame: np.ndarray, reading: Reading) -> np.ndarray:
-    """A copy of ``frame`` with each read die outlined and labelled with its face or reason."""
+    """A copy of ``frame`` with each read die outlined and labelled with its face or reason, and a
+    cross where its read face's centre was found."""
     img = frame.copy()
     for d in reading.dice:
         _draw_die(img, d)

@@ -6,6 +6,12 @@ centre. Pairs are taken nearest first over the whole photo, so two labels never 
 read die. A label without a box means the whole photo is that die. Centres are compared,
 not overlaps, because some datasets box the pip area only (matteop65-d6-wood).
 
+A read die has one or two centres (:attr:`DieReading.centres`): its box's, and, when its
+pips were located (``vision.topface``), the read face's; the nearer one counts. Why: seen at
+an angle, a die's top face lies off its outline's centre, and a dataset may box the whole die
+(byler-d6) or the pip area only (matteop65-d6-wood, where a 1 is boxed by its one pip): both
+mark the same die.
+
 Each labelled die then has one outcome:
 
 ``correct``   read with the labelled kind and face;
@@ -147,15 +153,20 @@ def _centre(box: Box) -> tuple[float, float]:
     return (box[0] + box[2] / 2, box[1] + box[3] / 2)
 
 
-def match_dice(label_boxes: Sequence[Box], read_boxes: Sequence[Box]) -> tuple[list[int | None], list[int]]:
-    """Match labels to read dice (module docstring); return (read index per label, unmatched reads)."""
+def match_dice(
+    label_boxes: Sequence[Box], read_centres: Sequence[Sequence[tuple[float, float]]]
+) -> tuple[list[int | None], list[int]]:
+    """Match labels to read dice (module docstring); return (read index per label, unmatched reads).
+
+    ``read_centres[j]`` holds read die ``j``'s centres (:attr:`DieReading.centres`); the
+    nearest of them is its distance to a label.
+    """
     pairs: list[tuple[float, int, int]] = []
     for i, lb in enumerate(label_boxes):
         lx, ly = _centre(lb)
         radius = max(lb[2], lb[3]) / 2
-        for j, rb in enumerate(read_boxes):
-            rx, ry = _centre(rb)
-            d = math.hypot(rx - lx, ry - ly)
+        for j, centres in enumerate(read_centres):
+            d = min(math.hypot(rx - lx, ry - ly) for rx, ry in centres)
             if d <= radius:
                 pairs.append((d, i, j))
     pairs.sort()
@@ -165,7 +176,7 @@ def match_dice(label_boxes: Sequence[Box], read_boxes: Sequence[Box]) -> tuple[l
         if matched[i] is None and j not in used:
             matched[i] = j
             used.add(j)
-    return matched, [j for j in range(len(read_boxes)) if j not in used]
+    return matched, [j for j in range(len(read_centres)) if j not in used]
 
 
 def _outcome(label: LabelledDie, read: DieReading | None) -> Outcome:
@@ -190,7 +201,7 @@ def score_photo(
     height = reading.height if reading is not None else 0
     boxes = [label_box(d, width, height, scale) for d in entry.dice]
     read_dice = reading.dice if reading is not None else ()
-    matched, extra = match_dice(boxes, [r.box for r in read_dice])
+    matched, extra = match_dice(boxes, [r.centres for r in read_dice])
     scored = []
     for label, box, j in zip(entry.dice, boxes, matched, strict=True):
         read = read_dice[j] if j is not None else None

@@ -26,8 +26,9 @@ import numpy as np
 from .colour import die_colours
 from .detector import DieDetector
 from .locate import DieCandidate, locate_dice
-from .pips import NOT_A_DIE, D6Reader, FaceRead, is_too_small
+from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .reading import DieReading, Reading, ReadStatus, UnreadableReason
+from .topface import face_centres
 
 __all__ = ["CUT_ASPECT", "NOT_A_DIE_DROP", "FrameReader", "LocateFn", "frame_reader_for", "read_frame"]
 
@@ -107,18 +108,18 @@ class FrameReader:
         frame = _as_bgr(frame)
         cands = list(candidates)[:MAX_DICE]
         t0 = time.perf_counter()
-        crops = self.faces.crops(frame, [c.box for c in cands])
+        crops, maps = self.faces.crops_mapped(frame, [c.box for c in cands])
         skip = {i: reason for i, c in enumerate(cands) if (reason := _pre_reason(c)) is not None}
         need = [i for i in range(len(cands)) if i not in skip]
-        reads: dict[int, FaceRead] = dict(
-            zip(need, self.faces.read_crops([crops[i] for i in need]), strict=True)
-        )
+        need_crops = [crops[i] for i in need]
+        greys = crop_greys(need_crops)  # once: the reader's input and where pips are found
+        grey_of = dict(zip(need, greys, strict=True))
+        reads: dict[int, FaceRead] = dict(zip(need, self.faces.read_crops(need_crops, greys), strict=True))
         t1 = time.perf_counter()
         colours = die_colours(crops)
         t2 = time.perf_counter()
-        out = []
+        kept: list[tuple[int, int | None, UnreadableReason | None]] = []  # (candidate, face, reason)
         for i, c in enumerate(cands):
-            name, hsv = colours[i]
             r = reads.get(i)
             if r is not None and r.probs and r.probs[0] >= self.not_a_die_drop:
                 continue
@@ -131,10 +132,19 @@ class FrameReader:
                 reason = UnreadableReason.TOUCHING
             else:
                 reason = r.reason
-            face = r.face if (r is not None and reason is None) else None
+            kept.append((i, r.face if (r is not None and reason is None) else None, reason))
+        t3 = time.perf_counter()
+        centres = face_centres(
+            [grey_of.get(i) for i, _f, _r in kept], [maps[i] for i, _f, _r in kept], [f for _i, f, _r in kept]
+        )
+        t4 = time.perf_counter()
+        out = []
+        for (i, face, reason), centre in zip(kept, centres, strict=True):
+            r = reads.get(i)
+            name, hsv = colours[i]
             out.append(
                 DieReading(
-                    box=tuple(float(v) for v in c.box),  # type: ignore[arg-type]
+                    box=tuple(float(v) for v in cands[i].box),  # type: ignore[arg-type]
                     kind="d6",
                     face=face,
                     status=ReadStatus.READ if face is not None else ReadStatus.UNREADABLE,
@@ -142,10 +152,15 @@ class FrameReader:
                     confidence=float(r.confidence) if r is not None else 0.0,
                     colour=name,
                     hsv=hsv,
-                    contour=c.contour,
+                    contour=cands[i].contour,
+                    face_centre=centre,
                 )
             )
-        return out, {"read": (t1 - t0) * 1000.0, "colour": (t2 - t1) * 1000.0}
+        return out, {
+            "read": (t1 - t0) * 1000.0,
+            "colour": (t2 - t1) * 1000.0,
+            "face_centre": (t4 - t3) * 1000.0,
+        }
 
 
 def frame_reader_for(models: str | Path) -> FrameReader:

@@ -32,6 +32,10 @@ class FrameStatus(StrEnum):
     TRAY_EMPTY = "tray_empty"
 
 
+def _rounded(point: tuple[float, float] | None) -> list[float] | None:
+    return None if point is None else [round(float(v), 1) for v in point]
+
+
 @dataclass(frozen=True)
 class DieReading:
     """One die found in a frame.
@@ -50,11 +54,27 @@ class DieReading:
     colour: str = ""
     hsv: tuple[int, int, int] = (0, 0, 0)
     contour: tuple[tuple[int, int], ...] = ()
+    #: The centre of the face that was read, from its pips (``vision.topface``); ``None`` when
+    #: the pips were not located or the die is unreadable.
+    face_centre: tuple[float, float] | None = None
 
     @property
     def centre(self) -> tuple[float, float]:
+        """The centre of the die's box (its outline as the camera sees it)."""
         x, y, w, h = self.box
         return (x + w / 2, y + h / 2)
+
+    @property
+    def centres(self) -> tuple[tuple[float, float], ...]:
+        """Where the die may be said to be: its box's centre, then its read face's if known.
+
+        Why two: seen at an angle, a die's top face lies off its outline's centre. A person
+        marking the die may box the whole die (``byler-d6``) or only the face's pips
+        (``matteop65-d6-wood``), and either is the die; eval accepts the nearer.
+        """
+        if self.face_centre is None:
+            return (self.centre,)
+        return (self.centre, self.face_centre)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -66,6 +86,7 @@ class DieReading:
             "confidence": round(float(self.confidence), 4),
             "colour": self.colour,
             "hsv": list(self.hsv),
+            "face_centre": _rounded(self.face_centre),
         }
 
 

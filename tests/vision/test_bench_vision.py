@@ -62,12 +62,32 @@ def test_stage_bench_times_every_step_and_unwraps_them(capsys: pytest.CaptureFix
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    before = (pips.to_blob, reader.die_colours, locate._default_detector()._net)
+
+    def wrapped() -> tuple:
+        return (
+            pips.to_blob,
+            reader.die_colours,
+            reader.crop_greys,
+            reader.face_centres,
+            locate._default_detector()._net,
+        )
+
+    before = wrapped()
     assert bench.main(["--dice", "10", "--repeat", "1"]) == 0
     out = capsys.readouterr().out
-    for step in ("detector network", "crops", "blob", "first look", "decisions", "colour names"):
+    steps = (
+        "detector network",
+        "crops",
+        "crop greys",
+        "blob",
+        "first look",
+        "decisions",
+        "colour names",
+        "face centres",
+    )
+    for step in steps:
         assert step in out
-    assert (pips.to_blob, reader.die_colours, locate._default_detector()._net) == before
+    assert wrapped() == before
     with pytest.raises(SystemExit):
         bench.main(["--dice", "0"])
 

@@ -42,26 +42,49 @@ def _reading(*dice: DieReading, w: int = 640, h: int = 480) -> Reading:
 # --- matching --------------------------------------------------------------------------------
 
 
+def _at(*boxes: tuple[float, float, float, float]) -> list[tuple[tuple[float, float], ...]]:
+    """Each read box as the one centre a die without a located face has."""
+    return [((x + w / 2, y + h / 2),) for x, y, w, h in boxes]
+
+
 def test_match_within_half_size_only() -> None:
     label = [(100.0, 100.0, 40.0, 40.0)]  # centre (120, 120), radius 20
-    assert match_dice(label, [(119.0, 100.0, 40.0, 40.0)]) == ([0], [])  # centre 19 px away
-    assert match_dice(label, [(121.0, 100.0, 40.0, 40.0)]) == ([None], [0])  # 21 px away
+    assert match_dice(label, _at((119.0, 100.0, 40.0, 40.0))) == ([0], [])  # centre 19 px away
+    assert match_dice(label, _at((121.0, 100.0, 40.0, 40.0))) == ([None], [0])  # 21 px away
     # radius uses the longer side: a 40x10 label reaches 20 px sideways
-    assert match_dice([(0.0, 0.0, 40.0, 10.0)], [(15.0, -2.0, 10.0, 10.0)]) == ([0], [])
+    assert match_dice([(0.0, 0.0, 40.0, 10.0)], _at((15.0, -2.0, 10.0, 10.0))) == ([0], [])
 
 
 def test_match_is_one_to_one_nearest_first() -> None:
     labels = [(0.0, 0.0, 40.0, 40.0), (30.0, 0.0, 40.0, 40.0)]  # centres (20,20), (50,20)
-    reads = [(28.0, 0.0, 40.0, 40.0)]  # centre (48,20): 28 from label 0 (too far), 2 from label 1
+    reads = _at((28.0, 0.0, 40.0, 40.0))  # centre (48,20): 28 from label 0 (too far), 2 from label 1
     assert match_dice(labels, reads) == ([None, 0], [])
-    reads = [(2.0, 0.0, 40.0, 40.0), (10.0, 0.0, 40.0, 40.0)]  # centres (22,20), (30,20)
+    reads = _at((2.0, 0.0, 40.0, 40.0), (10.0, 0.0, 40.0, 40.0))  # centres (22,20), (30,20)
     # label 0 takes the nearer (22), label 1 gets the other (20 px away, on its radius)
     assert match_dice(labels, reads) == ([0, 1], [])
 
 
 def test_match_empty_sides() -> None:
-    assert match_dice([], [(0.0, 0.0, 5.0, 5.0)]) == ([], [0])
+    assert match_dice([], _at((0.0, 0.0, 5.0, 5.0))) == ([], [0])
     assert match_dice([(0.0, 0.0, 5.0, 5.0)], []) == ([None], [])
+
+
+def test_match_counts_the_nearer_of_box_and_face_centre() -> None:
+    """A 1 boxed by its pip (matteop65-d6-wood) matches the die whose read face lies there."""
+    pip_label = [(130.0, 100.0, 12.0, 12.0)]  # centre (136, 106), radius 6
+    seen_at_angle = DieReading((100.0, 90.0, 60.0, 60.0), face=1, face_centre=(135.0, 107.0))
+    assert seen_at_angle.centres == ((130.0, 120.0), (135.0, 107.0))
+    assert match_dice(pip_label, [seen_at_angle.centres]) == ([0], [])
+    # the box centre alone is 15 px away: without a located face the same die is not matched
+    no_face = DieReading((100.0, 90.0, 60.0, 60.0), face=1)
+    assert no_face.centres == ((130.0, 120.0),)
+    assert match_dice(pip_label, [no_face.centres]) == ([None], [0])
+    # a whole-die label still matches by the box centre when the face centre is off it
+    whole_label = [(100.0, 90.0, 60.0, 60.0)]  # centre (130, 120), radius 30
+    assert match_dice(whole_label, [seen_at_angle.centres]) == ([0], [])
+    # two dice near a label: the one with the nearer of its centres wins
+    other = DieReading((112.0, 88.0, 40.0, 40.0), face=1)  # box centre (132, 108): 4.5 px
+    assert match_dice(pip_label, [seen_at_angle.centres, other.centres]) == ([0], [1])
 
 
 # --- outcomes --------------------------------------------------------------------------------
