@@ -1,4 +1,4 @@
-"""Read a whole frame: locate -> read -> colour -> report.
+"""Read a whole frame: locate -> read -> colour -> face centres -> report.
 
 :class:`FrameReader` loads the models once (the detector inside :func:`locate_dice`, the face
 reader here) and is reused for every frame; :func:`read_frame` is the one-call form used by
@@ -10,7 +10,8 @@ can look like another face) are decided before reading. Every other die is read,
 the edge included (the detector splits touching dice into separate boxes, and the model was
 trained on crops with neighbours in them); when such a die is then not read confidently, the
 reason given is ``touching`` / ``cut_off`` rather than ``low_confidence``, because that is why.
-Boxes are in the given frame's pixels.
+A die read with a face also gets the centre of that face where its pips are found
+(``vision.topface``, in the same crops). Boxes and centres are in the given frame's pixels.
 """
 
 from __future__ import annotations
