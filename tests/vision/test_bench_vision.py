@@ -128,3 +128,22 @@ def test_bench_refuses_an_unknown_commit(
     bench = _bench_module(monkeypatch)
     assert bench.main(["--synth", "--photos", "1", "--repeat", "1", "--previous", "no-such-rev"]) == 1
     assert "cannot check out 'no-such-rev'" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(
+    not (BENCH.parents[2] / "shared" / "datasets" / "matteop65-d6-wood" / "manifest.jsonl").is_file(),
+    reason="needs ../shared/datasets",
+)
+def test_face_centre_bench_puts_the_face_nearer_the_pip_labels(capsys: pytest.CaptureFixture[str]) -> None:
+    """On matteop65's pip-area labels the face centre lands nearer the label than the box centre."""
+    spec = importlib.util.spec_from_file_location("bench_face_centres", BENCH.parent / "face_centres.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    p = bench.placement(bench.DATASETS / "matteop65-d6-wood", "val")
+    assert p["with_face_centre"] >= 0.8 * p["right"]
+    assert p["face_median"] < 0.6 * p["box_median"]  # measured 0.021 against 0.050 die sides
+    assert bench.main(["--dataset", "matteop65-d6-wood", "--split", "val"]) == 0
+    assert "face centre (pips)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        bench.main(["--dataset", "no-such-dataset"])
