@@ -13,6 +13,21 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "vision.py"
 
 
+def _script(name: str):
+    """``bench/<name>.py`` loaded as a module (the bench folder is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH.parent / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _needs(dataset: str) -> pytest.MarkDecorator:
+    """Skip unless ``../shared/datasets/<dataset>`` is beside the checkout."""
+    present = (BENCH.parents[2] / "shared" / "datasets" / dataset / "manifest.jsonl").is_file()
+    return pytest.mark.skipif(not present, reason="needs ../shared/datasets")
+
+
 def test_bench_prints_table_and_json(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -34,10 +49,7 @@ def test_bench_prints_table_and_json(
 
 
 def test_reader_net_bench_times_the_shipped_network(capsys: pytest.CaptureFixture[str]) -> None:
-    spec = importlib.util.spec_from_file_location("bench_reader_net", BENCH.parent / "reader_net.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _script("reader_net")
     assert bench.main(["--crops", "3", "--rounds", "2"]) == 0
     out = capsys.readouterr().out
     assert "3 crops a batch, 2 interleaved rounds" in out and "1.00x" in out
@@ -51,17 +63,11 @@ def test_reader_net_bench_times_the_shipped_network(capsys: pytest.CaptureFixtur
         bench.main(["--layers", "101"])
 
 
-@pytest.mark.skipif(
-    not (BENCH.parents[2] / "shared" / "datasets" / "byler-d6" / "manifest.jsonl").is_file(),
-    reason="needs ../shared/datasets",
-)
+@_needs("byler-d6")
 def test_stage_bench_times_every_step_and_unwraps_them(capsys: pytest.CaptureFixture[str]) -> None:
     from dicetower.vision import locate, pips, reader
 
-    spec = importlib.util.spec_from_file_location("bench_vision_stages", BENCH.parent / "vision_stages.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _script("vision_stages")
 
     def wrapped() -> tuple:
         return (
@@ -130,16 +136,10 @@ def test_bench_refuses_an_unknown_commit(
     assert "cannot check out 'no-such-rev'" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(
-    not (BENCH.parents[2] / "shared" / "datasets" / "matteop65-d6-wood" / "manifest.jsonl").is_file(),
-    reason="needs ../shared/datasets",
-)
+@_needs("matteop65-d6-wood")
 def test_face_centre_bench_puts_the_face_nearer_the_pip_labels(capsys: pytest.CaptureFixture[str]) -> None:
     """On matteop65's pip-area labels the face centre lands nearer the label than the box centre."""
-    spec = importlib.util.spec_from_file_location("bench_face_centres", BENCH.parent / "face_centres.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _script("face_centres")
     p = bench.placement(bench.DATASETS / "matteop65-d6-wood", "val")
     assert p["with_face_centre"] >= 0.8 * p["right"]
     assert p["face_median"] < 0.6 * p["box_median"]  # measured 0.021 against 0.050 die sides
