@@ -63,6 +63,7 @@ __all__ = [
     "turned_fit",
     "upright_crops",
     "upright_crops_mapped",
+    "warp_crop",
     "with_views",
 ]
 
@@ -134,7 +135,11 @@ def crop_die(
     One warp does crop, scale and rotation; borders replicate so a die at the frame edge does
     not get a black bar the model never saw in training.
     """
-    m = crop_transform(box, size, angle)
+    return warp_crop(frame, crop_transform(box, size, angle), size)
+
+
+def warp_crop(frame: np.ndarray, m: np.ndarray, size: int = INPUT) -> np.ndarray:
+    """The ``size`` x ``size`` crop that frame-to-crop map ``m`` cuts (:func:`crop_transform`)."""
     return cv2.warpAffine(frame, m, (size, size), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
 
 
@@ -218,11 +223,7 @@ def upright_crops_mapped(
     if fit:
         boxes = [scaled_box(b, turned_fit(a)) for b, a in zip(boxes, angles, strict=True)]
     maps = [crop_transform(b, size, a) for b, a in zip(boxes, angles, strict=True)]
-    crops = [
-        cv2.warpAffine(frame, m, (size, size), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
-        for m in maps
-    ]
-    return crops, maps
+    return [warp_crop(frame, m, size) for m in maps], maps
 
 
 def turned_fit(angle: float | np.ndarray) -> float | np.ndarray:

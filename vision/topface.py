@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
-from .pips import CROP_MARGIN, INPUT, crop_greys, crop_transform
+from .pips import CROP_MARGIN, INPUT, crop_greys, crop_transform, warp_crop
 
 __all__ = ["face_centre", "face_centres"]
 
@@ -198,5 +198,4 @@ def face_centre(
 ) -> tuple[float, float] | None:
     """:func:`face_centres` of one die, cut from ``frame`` unturned (tests, one-off use)."""
     m = crop_transform(box, size)
-    crop = cv2.warpAffine(frame, m, (size, size), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE)
-    return face_centres(list(crop_greys([crop])), [m], [face])[0]
+    return face_centres(list(crop_greys([warp_crop(frame, m, size)])), [m], [face])[0]
