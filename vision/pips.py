@@ -354,8 +354,10 @@ def standardise(x: np.ndarray, *, in_place: bool = False) -> np.ndarray:
 #: How an unsure crop is looked at again: turned a quarter (any view of a die seen from above is
 #: a valid view), or mirrored left to right (a mirrored face shows the same count, and the top of
 #: the picture stays the top: the only second look for a reader of dice photographed at an angle,
-#: whose top face is the upper face in the picture).
-SECOND_VIEWS = ("quarter", "mirror")
+#: whose top face is the upper face in the picture), or read as it is by a second, larger network
+#: (the model card's ``"second_reader"``: too slow to read every crop of a crowded photo, it reads
+#: only the crops the first network is unsure of, and two networks trained apart err apart).
+SECOND_VIEWS = ("quarter", "mirror", "reader")
 
 
 def with_views(blob: np.ndarray, views: int, second_view: str = "quarter") -> np.ndarray:
@@ -366,16 +368,17 @@ def with_views(blob: np.ndarray, views: int, second_view: str = "quarter") -> np
     dice a single look is unsure of (measured in BENCHMARKS.md). Standardisation does not
     depend on orientation, so rotating (or mirroring) the finished blob is exact.
     ``second_view="mirror"`` (two looks only) mirrors left to right instead of turning, for a
-    reader that must keep up and down (see :data:`SECOND_VIEWS`).
+    reader that must keep up and down; ``"reader"`` (two looks only) repeats the blob as it is,
+    for a second network to read (see :data:`SECOND_VIEWS`).
     """
     if views not in (1, 2, 4):
         raise ValueError(f"views must be 1, 2 or 4, not {views}")
     if second_view not in SECOND_VIEWS:
         raise ValueError(f"second_view must be one of {SECOND_VIEWS}, not {second_view!r}")
-    if second_view == "mirror":
+    if second_view in ("mirror", "reader"):
         if views == 4:
-            raise ValueError("a mirrored second look gives two views, not 4")
-        return np.concatenate([blob, blob[..., ::-1]][:views])
+            raise ValueError(f"a {second_view} second look gives two views, not 4")
+        return np.concatenate([blob, blob[..., ::-1] if second_view == "mirror" else blob][:views])
     return np.concatenate([np.rot90(blob, r, axes=(2, 3)) for r in range(views)])
 
 
@@ -501,11 +504,12 @@ class D6Reader:
         self.second_look_below = float(self.meta.get("second_look_below", 1.01))
         #: How an unsure crop is looked at again (:data:`SECOND_VIEWS`); older cards turn it.
         self.second_view = self.meta.get("second_view", "quarter")
-        if self.second_view not in SECOND_VIEWS or (self.second_view == "mirror" and self.views == 4):
+        if self.second_view not in SECOND_VIEWS or (self.second_view != "quarter" and self.views == 4):
             raise ReaderModelError(
-                f"{meta}: second_view must be one of {SECOND_VIEWS} (mirror with 1 or 2 views),"
-                f" got {self.second_view!r} with {self.views} views"
+                f"{meta}: second_view must be one of {SECOND_VIEWS} (mirror and reader with 1 or 2"
+                f" views), got {self.second_view!r} with {self.views} views"
             )
+        second = self._second_reader_file(folder, meta)
         #: The model was trained on dice turned square to the crop (:func:`upright_crops`) ...
         self.upright = self.meta.get("upright", False)
         #: ... and its crops shrunk to the turned die (``upright_crops(fit=True)``).
@@ -519,12 +523,28 @@ class D6Reader:
                 f"{meta}: channels must be 1 or 4 and views 1, 2 or 4 (got {self.channels}, {self.views})"
             )
         self._net = self._load(model)
-        # The extra looks get a second copy of the network (0.3 MB). Why: cv2.dnn re-allocates a
-        # net's buffers whenever its batch size changes, and one net alternating between a
-        # frame's 26 crops and its 9 unsure ones paid that twice a frame: 3.4 ms of 15 on a
-        # 25-dice photo (one-off timing on one core here). A tower rolls the same number of
-        # dice each time, so each copy keeps its shape from frame to frame.
-        self._net_again = self._load(model)
+        # The extra looks get a network of their own: the second reader, or else a second copy of
+        # the first (0.3 MB). Why a copy: cv2.dnn re-allocates a net's buffers whenever its
+        # batch size changes, and one net alternating between a frame's 26 crops and its 9
+        # unsure ones paid that twice a frame: 3.4 ms of 15 on a 25-dice photo (one-off timing
+        # on one core here). A tower rolls the same number of dice each time, so each copy
+        # keeps its shape from frame to frame.
+        self._net_again = self._load(second or model)
+
+    def _second_reader_file(self, folder: Path, meta: Path) -> Path | None:
+        """The card's ``"second_reader"``: an ONNX file beside the card, needed by ``"reader"`` looks."""
+        name = self.meta.get("second_reader")
+        if self.second_view != "reader":
+            if name is not None:
+                raise ReaderModelError(f'{meta}: second_reader needs second_view "reader"')
+            return None
+        if self.views != 2:
+            raise ReaderModelError(f"{meta}: a second reader gives 2 views, not {self.views}")
+        if not isinstance(name, str) or Path(name).name != name or not name.endswith(".onnx"):
+            raise ReaderModelError(f"{meta}: second_reader must name an .onnx file beside it, got {name!r}")
+        if not (folder / name).is_file():
+            raise ReaderModelError(f"{folder}: missing {name}, the card's second reader")
+        return folder / name
 
     @staticmethod
     def _load(path: Path) -> Any:

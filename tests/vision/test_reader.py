@@ -562,3 +562,49 @@ def test_reader_looks_again_as_its_model_card_says(tmp_path: Path) -> None:
         (tmp_path / "d6_reader.json").write_text(json.dumps({**meta, **card}))
         with pytest.raises(ReaderModelError, match="second_view"):
             D6Reader(tmp_path)
+
+
+def test_a_second_reader_named_by_the_card_reads_the_unsure_crops_as_they_are(tmp_path: Path) -> None:
+    for name in ("d6_reader.onnx", "d6_reader.json"):
+        (tmp_path / name).write_bytes((MODELS / name).read_bytes())
+    # The second reader here is the first one again, so reading the crops unturned must give
+    # exactly the answers of a single look; a turned or mirrored second look would not.
+    (tmp_path / "d6_reader_second.onnx").write_bytes((MODELS / "d6_reader.onnx").read_bytes())
+    meta = json.loads((tmp_path / "d6_reader.json").read_text())
+    card = {**meta, "views": 2, "second_view": "reader", "second_reader": "d6_reader_second.onnx"}
+    (tmp_path / "d6_reader.json").write_text(json.dumps(card))
+    reader = D6Reader(tmp_path)
+    crops = [_top_lit_contexts(1)[0][:48, :48].copy(), draw_die(5, 20.0, side=50)[0][:48, :48].copy()]
+    reader.second_look_below = 1.01  # every crop gets its second look
+    calls: list[np.ndarray] = []
+    reader._forward_again = lambda b: (calls.append(b.copy()), reader._forward(b))[1]  # type: ignore[method-assign]
+    both = reader.probabilities(crops)
+    from dicetower.vision.pips import to_blob
+
+    assert len(calls) == 1 and np.allclose(calls[0], to_blob(crops, reader.channels))
+    reader.views = 1
+    np.testing.assert_allclose(both, reader.probabilities(crops), atol=1e-5)
+    # A broken second file is named in the error, not loaded as the first reader's copy.
+    (tmp_path / "d6_reader_second.onnx").write_bytes(b"not a network")
+    with pytest.raises(ReaderModelError, match=r"d6_reader_second\.onnx"):
+        D6Reader(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("card", "says"),
+    [
+        ({"second_view": "reader", "views": 2}, "second_reader must name"),
+        ({"second_view": "reader", "views": 2, "second_reader": "../d6_reader.onnx"}, "must name"),
+        ({"second_view": "reader", "views": 2, "second_reader": "nosuch.onnx"}, r"missing nosuch\.onnx"),
+        ({"second_view": "reader", "views": 1, "second_reader": "d6_reader.onnx"}, "gives 2 views"),
+        ({"second_view": "reader", "views": 4, "second_reader": "d6_reader.onnx"}, "second_view must be"),
+        ({"second_view": "quarter", "second_reader": "d6_reader.onnx"}, "needs second_view"),
+    ],
+)
+def test_a_card_with_a_bad_second_reader_is_refused(tmp_path: Path, card: dict, says: str) -> None:
+    for name in ("d6_reader.onnx", "d6_reader.json"):
+        (tmp_path / name).write_bytes((MODELS / name).read_bytes())
+    meta = json.loads((tmp_path / "d6_reader.json").read_text())
+    (tmp_path / "d6_reader.json").write_text(json.dumps({**meta, **card}))
+    with pytest.raises(ReaderModelError, match=says):
+        D6Reader(tmp_path)

@@ -140,6 +140,14 @@ def test_widen_state_refuses_a_narrowing() -> None:
         ),
         (["--oblique", "epanemu-dice3", "--second-view", "mirror", "--upright"], "choose one"),
         (["--second-view", "mirror", "--views", "4"], "two looks"),
+        (["--second-view", "reader", "--views", "4"], "two looks"),
+        (["--second-view", "reader"], "go together"),
+        (["--second-reader", "/nonexistent/model.pt"], "go together"),
+        (["--second-view", "reader", "--second-reader", "/nonexistent/model.pt"], "no such state dict"),
+        (
+            ["--second-view", "reader", "--second-reader", "x.pt", "--arch", "v2", "--second-arch", "v4d"],
+            "other input planes",
+        ),
     ],
 )
 def test_training_refuses_bad_oblique_settings_before_any_work(args: list[str], says: str, capsys) -> None:
@@ -310,3 +318,44 @@ def test_cache_cuts_every_labelled_die_and_two_backgrounds_a_boxed_photo(tmp_pat
     assert sorted(set(got["split"][byler].tolist())) == [1, 2]  # val and test photos, as split_of says
     assert got["face"][tomi].tolist() == [3] and got["split"][tomi].tolist() == [0]  # no background cut
     assert got["ctx"].shape[1:] == (112, 112, 3) and got["crop"].shape[1:] == (48, 48, 3)
+
+
+# torch's exporter warns about its own internals (a deprecated pytree check); not ours to fix.
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize("arch", ["v3s", "v4d", "v4r"])
+def test_a_state_read_back_from_the_exported_file_answers_as_the_trained_net(tmp_path, arch: str) -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("onnxscript")
+    from dicetower.vision.training.reader import export, load_state, make_model
+
+    torch.manual_seed(4)
+    net = make_model(arch)
+    # Batch norms with statistics of their own, so folding them into the convolutions matters.
+    for m in net.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.3, 0.3)
+    net.eval()
+    path = tmp_path / "d6_reader.onnx"
+    export(net, path, channels=4)
+    back = make_model(arch)
+    back.load_state_dict(load_state(path, arch))
+    back.eval()
+    x = torch.randn(6, 4, 48, 48)
+    with torch.no_grad():
+        torch.testing.assert_close(back(x), net(x), atol=1e-4, rtol=1e-4)
+    wrong = "v4d" if arch != "v4d" else "v3s"
+    with pytest.raises(ValueError, match=r"d6_reader\.onnx"):
+        load_state(path, wrong)
+
+
+def test_deeper_second_readers_take_the_four_input_planes_and_answer_seven_classes() -> None:
+    torch = pytest.importorskip("torch")
+    from dicetower.vision.training.reader import CHANNELS, make_model
+
+    for arch in ("v4d", "v4r"):
+        assert CHANNELS[arch] == 4
+        with torch.no_grad():
+            assert make_model(arch).eval()(torch.zeros(3, 4, 48, 48)).shape == (3, 7)

@@ -58,6 +58,24 @@ val --models /tmp/rg1``::
         --teacher-arch v3s --hard-negatives --other-dice --seed 61 --tag oth_g1 \
         --max-minutes 38 --epochs 1000 --threads 1
 
+The shipped reader itself can be the starting point on a fresh machine, where ``--work`` is
+empty: ``--init`` (and ``--teacher``, ``--second-reader``) also take an exported ``.onnx`` of the
+named ``--arch`` (:func:`state_from_onnx` unfolds its batch norms). ``--calibrate-only --init
+vision/models/d6_reader.onnx --arch v3s --hard-negatives --seed 6`` gives the shipped card's
+temperature and thresholds to the last digit.
+
+A second reader (session 11, see BENCHMARKS.md): a deeper network (``v4d``, ``v4r``: 1.5-1.9x
+v3s's time, too slow for every crop of a crowded photo) trained on its own, then calibrated with
+the first one as a pair: it reads only the crops the first is unsure of (``--second-view
+reader``), and the two networks' logits are averaged. It is exported beside the first as
+:data:`SECOND_READER_FILE`, and the card names it (``"second_reader"``)::
+
+    nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/r4d --arch v4d \
+        --max-minutes 118 --epochs 1000 --hard-negatives --seed 81 --tag v4d --threads 1
+    .venv/bin/python -m dicetower.vision.training.reader --calibrate-only --out /tmp/pair4d \
+        --init vision/models/d6_reader.onnx --arch v3s --second-view reader \
+        --second-reader /tmp/dicetower-reader/model_v4d.pt --second-arch v4d --hard-negatives --seed 6
+
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
 val --models OUT``) say it is better.
@@ -151,6 +169,8 @@ MAX_PHOTOS = 20_000  #: per dataset; bounds the cache build
 #: Datasets of other kinds of dice. Whatever the pipeline proposes on their photos is class 0
 #: for the d6 reader ("no d6 face here"), never a face (:func:`build_other_dice_negatives`).
 OTHER_DICE = ("rsandrini-d20",)
+#: The second reader's file beside ``d6_reader.onnx`` (``--second-reader``; the card names it).
+SECOND_READER_FILE = "d6_reader_second.onnx"
 #: Their group id: after the d6 datasets and the rendered dice ("synth").
 OTHER_GROUP = len(D6_DATASETS) + 1
 #: Their share of the sampled training crops against a d6 dataset of the same size: enough to
@@ -704,9 +724,9 @@ def _standardise(g: np.ndarray) -> np.ndarray:
 
 #: v1: 16-32-48-64 (first); v2: 16-32-64-96, early stride; v3: colour 24-48-64-128;
 #: v3s: colour 20-40-48-96, two thirds of v3's time for the 30 ms budget of a 25-dice photo
-ARCHS = ("v1", "v2", "v3", "v3s", "v3f", "v3ss", "v3sl", "v3sw")
+ARCHS = ("v1", "v2", "v3", "v3s", "v3f", "v3ss", "v3sl", "v3sw", "v4d", "v4r")
 #: Input channels per architecture (see :func:`dicetower.vision.pips.to_blob`).
-CHANNELS = {"v1": 1, "v2": 1, "v3": 4, "v3s": 4, "v3f": 4, "v3ss": 4, "v3sl": 4, "v3sw": 4}
+CHANNELS = {"v1": 1, "v2": 1, **{arch: 4 for arch in ARCHS[2:]}}
 
 
 def make_model(arch: str = "v2") -> Any:
@@ -749,6 +769,39 @@ def make_model(arch: str = "v2") -> Any:
             nn.MaxPool2d(2),
             blk(40, 56),
             blk(56, 96),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Dropout(0.2),
+            nn.Linear(96 * 9, 7),
+        )
+    if arch == "v4d":
+        # v4d: v3s deepened where its receptive field is built (a second convolution at 12 x 12
+        # and at 6 x 6): 1.9x v3s's time in cv2.dnn (bench/reader_net.py). Too slow to read every
+        # crop of a crowded photo, it is meant for the unsure ones only (a second reader).
+        return nn.Sequential(
+            blk(CHANNELS[arch], 24, 2),
+            blk(24, 40, 2),
+            blk(40, 48),
+            blk(48, 48),
+            nn.MaxPool2d(2),
+            blk(48, 96),
+            blk(96, 96),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Dropout(0.2),
+            nn.Linear(96 * 9, 7),
+        )
+    if arch == "v4r":
+        # v4r: v3s with a full-resolution first convolution before its strided stem, so a small
+        # die's faint pips (red on smoke grey) are seen at the photo's own pixel pitch before
+        # anything is subsampled: 1.7x v3s's time; like v4d, a second reader.
+        return nn.Sequential(
+            blk(CHANNELS[arch], 16, 1),
+            blk(16, 24, 2),
+            blk(24, 40, 2),
+            blk(40, 48),
+            nn.MaxPool2d(2),
+            blk(48, 96),
             nn.MaxPool2d(2),
             nn.Flatten(),
             nn.Dropout(0.2),
@@ -926,7 +979,7 @@ def train(
     max_lr = 3e-3
     if init is not None:
         # Continuing a run: start from its weights with a gentler peak learning rate.
-        model.load_state_dict(widen_state(torch.load(init, weights_only=True), model.state_dict()))
+        model.load_state_dict(widen_state(load_state(Path(init), arch), model.state_dict()))
         max_lr = 1e-3
     opt = torch.optim.AdamW(model.parameters(), lr=max_lr, weight_decay=1e-4)
     lossf = torch.nn.CrossEntropyLoss(label_smoothing=0.02)
@@ -1004,16 +1057,26 @@ def _logits(
     views: int = 1,
     gate: float = 1.01,
     second_view: str = "quarter",
+    second: Any = None,
 ) -> np.ndarray:
-    """Logits as the runtime computes them (same blob, same second look, :func:`looked_twice`)."""
+    """Logits as the runtime computes them (same blob, same second look, :func:`looked_twice`).
+
+    ``second``: the second reader (``second_view="reader"``), which reads the unsure crops.
+    """
     import torch
 
-    def forward(blob: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            return model(torch.from_numpy(np.ascontiguousarray(blob))).numpy()
+    def forward_with(net: Any) -> Any:
+        def forward(blob: np.ndarray) -> np.ndarray:
+            with torch.no_grad():
+                return net(torch.from_numpy(np.ascontiguousarray(blob))).numpy()
 
+        return forward
+
+    again = None if second is None else forward_with(second)
     out = [
-        looked_twice(forward, to_blob(list(crops[i : i + 512]), channels), views, gate, None, second_view)
+        looked_twice(
+            forward_with(model), to_blob(list(crops[i : i + 512]), channels), views, gate, again, second_view
+        )
         for i in range(0, len(crops), 512)
     ]
     return np.concatenate(out)
@@ -1126,6 +1189,64 @@ def export(model: Any, path: Path, channels: int = 1) -> None:
     )
 
 
+def state_from_onnx(path: Path, arch: str) -> dict[str, Any]:
+    """A torch state dict of ``arch`` that computes what the exported reader ``path`` computes.
+
+    Why: training states live under ``--work`` in ``/tmp`` and are gone on a fresh machine,
+    while the shipped ONNX file is in the repo. The export folds each batch norm into the
+    convolution before it (a weight and a ``weight_bias``); here the convolution takes the
+    folded weight and the norm becomes the identity plus that bias (mean 0, variance 1 - eps),
+    so ``--init`` / ``--calibrate-only`` / a second reader's first stage can start from the
+    shipped file itself. Raises ``ValueError`` when the file's tensors do not fit ``arch``.
+    """
+    import onnx
+    import torch
+    from onnx import numpy_helper
+
+    tensors = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
+    model = make_model(arch)
+    state = model.state_dict()
+    out: dict[str, Any] = {}
+    for key, ref in state.items():
+        layer, _, field = key.rpartition(".")
+        if layer.endswith(".1"):  # a block's batch norm: identity plus the folded bias
+            conv = layer[:-2] + ".0.weight"
+            bias = tensors.get(conv + "_bias")
+            if bias is None:
+                raise ValueError(f"{path}: no folded bias {conv}_bias for {arch}")
+            norm = module_of(model, layer)
+            value = {
+                "weight": np.ones(ref.shape, np.float32),
+                "bias": bias,
+                "running_mean": np.zeros(ref.shape, np.float32),
+                "running_var": np.full(ref.shape, 1.0 - norm.eps, np.float32),
+            }.get(field)
+            out[key] = ref.clone() if value is None else torch.from_numpy(np.array(value, np.float32))
+            continue
+        if key not in tensors:
+            raise ValueError(f"{path}: no tensor {key} for {arch}")
+        out[key] = torch.from_numpy(np.array(tensors[key], np.float32))
+        if tuple(out[key].shape) != tuple(ref.shape):
+            raise ValueError(f"{path}: {key} is {tuple(out[key].shape)}, {arch} wants {tuple(ref.shape)}")
+    return out
+
+
+def load_state(path: Path, arch: str) -> dict[str, Any]:
+    """A state dict from a torch ``.pt`` file or an exported ``.onnx`` reader (:func:`state_from_onnx`)."""
+    import torch
+
+    if path.suffix == ".onnx":
+        return state_from_onnx(path, arch)
+    return torch.load(path, weights_only=True)
+
+
+def module_of(model: Any, dotted: str) -> Any:
+    """The submodule at a state-dict prefix such as ``"2.1"``."""
+    for part in dotted.split("."):
+        model = model[int(part)] if part.isdigit() else getattr(model, part)
+    return model
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
@@ -1135,7 +1256,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-minutes", type=float, default=15.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tag", default="latest", help="name of the saved state dict under --work")
-    ap.add_argument("--init", type=Path, default=None, help="state dict to continue training from")
+    ap.add_argument(
+        "--init",
+        type=Path,
+        default=None,
+        help="state dict to continue training from (or an exported .onnx reader of --arch, state_from_onnx)",
+    )
     ap.add_argument(
         "--calibrate-only", action="store_true", help="skip training: calibrate and export --init"
     )
@@ -1152,6 +1278,14 @@ def main(argv: list[str] | None = None) -> int:
         default="quarter",
         help="how an unsure crop is looked at again: turned a quarter, or mirrored (keeps up and down)",
     )
+    ap.add_argument(
+        "--second-reader",
+        type=Path,
+        default=None,
+        help="with --second-view reader: a trained reader (state dict or .onnx of --second-arch) that"
+        " reads the crops this one is unsure of; calibrated together, exported beside it",
+    )
+    ap.add_argument("--second-arch", choices=ARCHS, default="v4d", help="the second reader's network")
     ap.add_argument(
         "--oblique",
         action="append",
@@ -1227,8 +1361,12 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--oblique and --upright both turn the crops: choose one")
     if not 0.0 <= args.oblique_turn < 180.0:
         ap.error(f"--oblique-turn must lie in [0, 180), got {args.oblique_turn}")
-    if args.second_view == "mirror" and args.views == 4:
-        ap.error("--second-view mirror gives two looks: use --views 1 or 2")
+    if args.second_view in ("mirror", "reader") and args.views == 4:
+        ap.error(f"--second-view {args.second_view} gives two looks: use --views 1 or 2")
+    if (args.second_view == "reader") != (args.second_reader is not None):
+        ap.error("--second-view reader and --second-reader go together")
+    if args.second_reader is not None and CHANNELS[args.second_arch] != CHANNELS[args.arch]:
+        ap.error(f"--second-arch {args.second_arch} reads other input planes than --arch {args.arch}")
     oblique = {name: args.oblique_turn for name in args.oblique}
     weights: dict[str, float] = {}
     for item in args.dataset_weight:
@@ -1251,7 +1389,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.teacher is not None and CHANNELS[args.teacher_arch] != CHANNELS[args.arch]:
         ap.error(f"--teacher-arch {args.teacher_arch} reads other input planes than --arch {args.arch}")
     # Checked before the cache is built (minutes on a fresh --work), not when they are loaded.
-    for flag, path in (("--init", args.init), ("--teacher", args.teacher)):
+    states = (("--init", args.init), ("--teacher", args.teacher), ("--second-reader", args.second_reader))
+    for flag, path in states:
         if path is not None and not path.is_file():
             ap.error(f"{flag} {path}: no such state dict")
     import torch
@@ -1291,13 +1430,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.init is None:
             ap.error("--calibrate-only needs --init")
         model = make_model(args.arch)
-        model.load_state_dict(torch.load(args.init, weights_only=True))
+        model.load_state_dict(load_state(args.init, args.arch))
         model.eval()
     else:
         teacher = None
         if args.teacher is not None:
             teacher = make_model(args.teacher_arch)
-            teacher.load_state_dict(torch.load(args.teacher, weights_only=True))
+            teacher.load_state_dict(load_state(args.teacher, args.teacher_arch))
             teacher.eval()
         model = train(
             data,
@@ -1328,8 +1467,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     cal_crops = np.concatenate([exact_crops(data, val, args.upright, args.fit_turned), jittered])
     cal_faces = np.concatenate([data["face"][val], data["face"][val]])
+    second = None
+    if args.second_reader is not None:
+        second = make_model(args.second_arch)
+        second.load_state_dict(load_state(args.second_reader, args.second_arch))
+        second.eval()
     logits = _logits(
-        model, cal_crops, CHANNELS[args.arch], args.views, args.second_look_below, args.second_view
+        model, cal_crops, CHANNELS[args.arch], args.views, args.second_look_below, args.second_view, second
     )
     t = fit_temperature(logits, cal_faces)
     probs = _softmax(logits / t)
@@ -1345,6 +1489,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     onnx_path = args.out / "d6_reader.onnx"
     export(model, onnx_path, CHANNELS[args.arch])
+    if second is not None:
+        export(second, args.out / SECOND_READER_FILE, CHANNELS[args.second_arch])
     meta = {
         "schema": "dicetower.d6_reader/1",
         "input": INPUT,
@@ -1352,6 +1498,9 @@ def main(argv: list[str] | None = None) -> int:
         "views": args.views,
         "second_look_below": args.second_look_below,
         "second_view": args.second_view,
+        "second_reader": SECOND_READER_FILE if second is not None else None,
+        "second_reader_arch": args.second_arch if second is not None else None,
+        "second_reader_state": args.second_reader.name if args.second_reader is not None else None,
         "oblique": {"datasets": sorted(oblique), "turn": args.oblique_turn} if oblique else None,
         "upright": args.upright,
         "fit_turned": args.fit_turned,
