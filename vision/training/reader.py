@@ -745,6 +745,10 @@ def make_model(arch: str = "v2") -> Any:
             nn.Conv2d(i, o, 3, stride=s, padding=1, bias=False), nn.BatchNorm2d(o), nn.ReLU()
         )
 
+    def head(width: int) -> list[nn.Module]:
+        # Unpacked into each Sequential, so layer indices (and saved state dicts) stay as they were.
+        return [nn.Flatten(), nn.Dropout(0.2), nn.Linear(width * 9, 7)]
+
     if arch == "v1":
         return nn.Sequential(
             blk(1, 16, 2),
@@ -754,9 +758,7 @@ def make_model(arch: str = "v2") -> Any:
             nn.MaxPool2d(2),
             blk(48, 64),
             nn.MaxPool2d(2),
-            nn.Flatten(),
-            nn.Dropout(0.2),
-            nn.Linear(64 * 9, 7),
+            *head(64),
         )
     if arch == "v3f":
         # v3f pools before the third stage, so both widening stages run at 6 x 6: 0.73 x v3s's
@@ -770,9 +772,7 @@ def make_model(arch: str = "v2") -> Any:
             blk(40, 56),
             blk(56, 96),
             nn.MaxPool2d(2),
-            nn.Flatten(),
-            nn.Dropout(0.2),
-            nn.Linear(96 * 9, 7),
+            *head(96),
         )
     if arch == "v4d":
         # v4d: v3s deepened where its receptive field is built (a second convolution at 12 x 12
@@ -787,9 +787,7 @@ def make_model(arch: str = "v2") -> Any:
             blk(48, 96),
             blk(96, 96),
             nn.MaxPool2d(2),
-            nn.Flatten(),
-            nn.Dropout(0.2),
-            nn.Linear(96 * 9, 7),
+            *head(96),
         )
     if arch == "v4r":
         # v4r: v3s with a full-resolution first convolution before its strided stem, so a small
@@ -803,9 +801,7 @@ def make_model(arch: str = "v2") -> Any:
             nn.MaxPool2d(2),
             blk(48, 96),
             nn.MaxPool2d(2),
-            nn.Flatten(),
-            nn.Dropout(0.2),
-            nn.Linear(96 * 9, 7),
+            *head(96),
         )
     if arch not in ("v2", "v3", "v3s", "v3ss", "v3sl", "v3sw"):
         raise ValueError(f"unknown reader architecture {arch!r} (known: {ARCHS})")
@@ -833,9 +829,7 @@ def make_model(arch: str = "v2") -> Any:
         nn.MaxPool2d(2) if s3 == 1 else nn.Identity(),
         blk(w3, w4, s4),
         nn.MaxPool2d(2) if s4 == 1 else nn.Identity(),
-        nn.Flatten(),
-        nn.Dropout(0.2),
-        nn.Linear(w4 * 9, 7),
+        *head(w4),
     )
 
 
