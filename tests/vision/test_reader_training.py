@@ -359,3 +359,28 @@ def test_deeper_second_readers_take_the_four_input_planes_and_answer_seven_class
         assert CHANNELS[arch] == 4
         with torch.no_grad():
             assert make_model(arch).eval()(torch.zeros(3, 4, 48, 48)).shape == (3, 7)
+
+
+def test_training_refuses_an_exported_file_of_another_network_before_any_work(tmp_path, capsys) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("onnx")
+    from pathlib import Path
+
+    from dicetower.vision.training.reader import main
+
+    shipped = Path(__file__).parents[2] / "vision" / "models" / "d6_reader.onnx"  # a v3s
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not a network")
+    for args, says in (
+        (["--init", str(shipped), "--arch", "v4d"], "--init"),
+        (["--init", str(broken), "--arch", "v3s"], "not a readable ONNX file"),
+        (
+            ["--second-view", "reader", "--second-reader", str(shipped), "--second-arch", "v4r"],
+            "--second-reader",
+        ),
+    ):
+        with pytest.raises(SystemExit) as exc:
+            main([*args, "--work", str(tmp_path / "never-created")])
+        assert exc.value.code == 2
+        assert says in capsys.readouterr().err
+        assert not (tmp_path / "never-created").exists()

@@ -1197,7 +1197,11 @@ def state_from_onnx(path: Path, arch: str) -> dict[str, Any]:
     import torch
     from onnx import numpy_helper
 
-    tensors = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
+    try:
+        graph = onnx.load(str(path)).graph
+    except Exception as exc:  # protobuf's DecodeError and friends: not an ONNX file
+        raise ValueError(f"{path}: not a readable ONNX file ({exc})") from None
+    tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
     model = make_model(arch)
     state = model.state_dict()
     out: dict[str, Any] = {}
@@ -1383,11 +1387,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.teacher is not None and CHANNELS[args.teacher_arch] != CHANNELS[args.arch]:
         ap.error(f"--teacher-arch {args.teacher_arch} reads other input planes than --arch {args.arch}")
     # Checked before the cache is built (minutes on a fresh --work), not when they are loaded.
-    states = (("--init", args.init), ("--teacher", args.teacher), ("--second-reader", args.second_reader))
-    for flag, path in states:
+    states = (
+        ("--init", args.init, args.arch),
+        ("--teacher", args.teacher, args.teacher_arch),
+        ("--second-reader", args.second_reader, args.second_arch),
+    )
+    for flag, path, _arch in states:
         if path is not None and not path.is_file():
             ap.error(f"{flag} {path}: no such state dict")
     import torch
+
+    for flag, path, arch in states:  # an exported file that is not that network: say so now
+        if path is not None and path.suffix == ".onnx":
+            try:
+                state_from_onnx(path, arch)
+            except ValueError as exc:
+                ap.error(f"{flag}: {exc}")
 
     torch.set_num_threads(args.threads)
     cv2.setNumThreads(1)
