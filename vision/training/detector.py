@@ -8,6 +8,12 @@ Run (about 20 minutes on one core)::
 
     nice .venv/bin/python -m dicetower.vision.training.detector --minutes 18
 
+``--resume`` takes a checkpoint or the shipped ``vision/models/detector.onnx`` itself
+(:func:`state_from_onnx`), so the shipped detector can be trained on from a fresh machine.
+``--out`` defaults to the repo's model: point it at a folder to judge a candidate first with
+``dicetower eval --split val --models DIR`` (set its card's ``input_size`` to the size it is to
+run at; a fresh export's card says :data:`INPUT_SIZE`).
+
 torch is imported only here: the tower runs the exported ``vision/models/detector.onnx``
 through ``cv2.dnn`` (see ``vision/detector.py``).
 """
@@ -36,6 +42,7 @@ __all__ = [
     "load_split",
     "main",
     "make_batch",
+    "state_from_onnx",
     "tight_box_of_single_die",
 ]
 
@@ -350,6 +357,73 @@ def export_onnx(model, path: Path = MODEL_PATH) -> None:
     prog.save(str(path), external_data=False)
 
 
+def state_from_onnx(path: Path, batch: np.ndarray) -> dict:
+    """A torch state dict of :func:`build_model` that computes what the exported ``path`` computes.
+
+    Why: training checkpoints live in ``/tmp`` and are gone on a fresh machine, while the
+    shipped ONNX file is in the repo, so ``--resume`` takes it to train the shipped detector on.
+    The export folds each batch norm into the convolution before it (a weight and a
+    ``weight_bias``). Unfolding sets each norm's running mean and variance to the statistics of
+    that convolution's output on ``batch`` (images as :func:`make_batch` gives them), its scale
+    to the spread and its shift to mean plus folded bias: in eval mode the net is then the file
+    exactly (whatever the statistics), and in train mode, where a norm divides by the batch's own
+    statistics, it starts close to the file instead of from a norm that rescales everything.
+    Raises ``ValueError`` when the file's tensors do not fit the model.
+    """
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    from torch import nn
+
+    try:
+        graph = onnx.load(str(path)).graph
+    except Exception as exc:  # protobuf's DecodeError and friends: not an ONNX file
+        raise ValueError(f"{path}: not a readable ONNX file ({exc})") from None
+    tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    model = build_model()
+    pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d, np.ndarray]] = []
+    last_conv: tuple[str, nn.Conv2d] | None = None
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            if isinstance(module, nn.Conv2d):
+                weight = tensors.get(name + ".weight")
+                if weight is None or tuple(weight.shape) != tuple(module.weight.shape):
+                    raise ValueError(f"{path}: no tensor {name}.weight of shape {tuple(module.weight.shape)}")
+                module.weight.copy_(torch.from_numpy(np.array(weight, np.float32)))
+                if module.bias is not None:
+                    module.bias.copy_(torch.from_numpy(np.array(tensors[name + ".bias"], np.float32)))
+                last_conv = (name, module)
+            elif isinstance(module, nn.BatchNorm2d):
+                if last_conv is None or last_conv[0] + ".weight_bias" not in tensors:
+                    raise ValueError(f"{path}: no folded bias for the norm {name}")
+                bias = np.array(tensors[last_conv[0] + ".weight_bias"], np.float32)
+                module.weight.fill_(1.0)
+                module.bias.copy_(torch.from_numpy(bias))
+                module.running_mean.zero_()
+                module.running_var.fill_(1.0 - module.eps)
+                pairs.append((last_conv[1], module, bias))
+        stats: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+        def keep(index: int):
+            def hook(_module, _inputs, output) -> None:
+                stats[index] = (output.mean(dim=(0, 2, 3)), output.var(dim=(0, 2, 3)))
+
+            return hook
+
+        handles = [conv.register_forward_hook(keep(i)) for i, (conv, _, _) in enumerate(pairs)]
+        model.eval()
+        model(torch.from_numpy(np.asarray(batch, np.float32)))
+        for handle in handles:
+            handle.remove()
+        for i, (_conv, norm, bias) in enumerate(pairs):
+            mean, var = stats[i]
+            norm.running_mean.copy_(mean)
+            norm.running_var.copy_(var)
+            norm.weight.copy_(torch.sqrt(var + norm.eps))
+            norm.bias.copy_(mean + torch.from_numpy(bias))
+    return model.state_dict()
+
+
 def main(argv: list[str] | None = None) -> int:
     import torch
 
@@ -364,7 +438,9 @@ def main(argv: list[str] | None = None) -> int:
     # and a step took 10x longer than with one.
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--resume", type=Path, default=None)
+    ap.add_argument(
+        "--resume", type=Path, default=None, help="a checkpoint .pt, or an exported .onnx (the shipped one)"
+    )
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
     ap.add_argument("--ckpt", type=Path, default=Path("/tmp/dicetower_detector.pt"))
     ap.add_argument("--export-only", action="store_true", help="export --resume's weights and stop")
@@ -381,7 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     data = load_split("train")
     print({k: len(v) for k, v in data.items()}, f"loaded in {time.monotonic() - t0:.1f}s", flush=True)
     model = build_model()
-    if args.resume is not None:
+    if args.resume is not None and args.resume.suffix == ".onnx":
+        model.load_state_dict(state_from_onnx(args.resume, make_batch(data, rng, 64, args.size)[0]))
+    elif args.resume is not None:
         model.load_state_dict(torch.load(args.resume))
     print("params", sum(p.numel() for p in model.parameters()), flush=True)
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
