@@ -11,8 +11,8 @@ Run (about 20 minutes on one core)::
 ``--resume`` takes a checkpoint or the shipped ``vision/models/detector.onnx`` itself
 (:func:`state_from_onnx`), so the shipped detector can be trained on from a fresh machine.
 ``--out`` defaults to the repo's model: point it at a folder to judge a candidate first with
-``dicetower eval --split val --models DIR`` (set its card's ``input_size`` to the size it is to
-run at; a fresh export's card says :data:`INPUT_SIZE`).
+``dicetower eval --split val --models DIR``; its card says ``--run-at`` (:data:`RUN_SIZE`) as the
+size to run at.
 
 torch is imported only here: the tower runs the exported ``vision/models/detector.onnx``
 through ``cv2.dnn`` (see ``vision/detector.py``).
@@ -62,6 +62,9 @@ DATASETS = {
 MATTEO_BODY_SCALE = 1.4
 #: Photos are cached with their longest side at most this (the model sees <= 384 px).
 CACHE_SIDE = 448
+#: The square a new card tells the runtime to use: the detector has run at 320 px since
+#: session 3 (BENCHMARKS.md: as good end to end on val as 384, fewer false alarms, 0.64x time).
+RUN_SIZE = 320
 
 
 @dataclass
@@ -442,6 +445,12 @@ def main(argv: list[str] | None = None) -> int:
         "--resume", type=Path, default=None, help="a checkpoint .pt, or an exported .onnx (the shipped one)"
     )
     ap.add_argument("--out", type=Path, default=MODEL_PATH)
+    ap.add_argument(
+        "--run-at",
+        type=int,
+        default=RUN_SIZE,
+        help="input square the card tells the runtime to use (default %(default)s; trained at --size crops)",
+    )
     ap.add_argument("--ckpt", type=Path, default=Path("/tmp/dicetower_detector.pt"))
     ap.add_argument("--export-only", action="store_true", help="export --resume's weights and stop")
     args = ap.parse_args(argv)
@@ -458,7 +467,10 @@ def main(argv: list[str] | None = None) -> int:
     print({k: len(v) for k, v in data.items()}, f"loaded in {time.monotonic() - t0:.1f}s", flush=True)
     model = build_model()
     if args.resume is not None and args.resume.suffix == ".onnx":
-        model.load_state_dict(state_from_onnx(args.resume, make_batch(data, rng, 64, args.size)[0]))
+        try:
+            model.load_state_dict(state_from_onnx(args.resume, make_batch(data, rng, 64, args.size)[0]))
+        except ValueError as exc:
+            ap.error(f"--resume: {exc}")
     elif args.resume is not None:
         model.load_state_dict(torch.load(args.resume))
     print("params", sum(p.numel() for p in model.parameters()), flush=True)
@@ -492,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.save(model.state_dict(), args.ckpt)
     export_onnx(model, args.out)
     meta = {
-        "input_size": INPUT_SIZE,
+        "input_size": args.run_at,
         "stride": STRIDE,
         "outputs": "1x5xHxW: centre logit, dx, dy, log(w/stride), log(h/stride)",
         "trained_on": {k: f"{len(v)} train photos" for k, v in data.items()},
