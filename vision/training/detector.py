@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 from dicetower.vision.detector import INPUT_SIZE, STRIDE
 from dicetower.vision.manifest import read_manifest
+from dicetower.vision.training.onnx_weights import onnx_initializers
 from dicetower.vision.training.splits import split_of
 
 __all__ = [
@@ -373,16 +374,10 @@ def state_from_onnx(path: Path, batch: np.ndarray) -> dict:
     statistics, it starts close to the file instead of from a norm that rescales everything.
     Raises ``ValueError`` when the file's tensors do not fit the model.
     """
-    import onnx
     import torch
-    from onnx import numpy_helper
     from torch import nn
 
-    try:
-        graph = onnx.load(str(path)).graph
-    except Exception as exc:  # protobuf's DecodeError and friends: not an ONNX file
-        raise ValueError(f"{path}: not a readable ONNX file ({exc})") from None
-    tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    tensors = onnx_initializers(path)
     model = build_model()
     pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d, np.ndarray]] = []
     last_conv: tuple[str, nn.Conv2d] | None = None
@@ -454,6 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ckpt", type=Path, default=Path("/tmp/dicetower_detector.pt"))
     ap.add_argument("--export-only", action="store_true", help="export --resume's weights and stop")
     args = ap.parse_args(argv)
+    if args.run_at < 32 or args.run_at % 32:
+        # The encoder halves the map down to stride 32 and the top-down path doubles it back:
+        # any other square misaligns the sums, which cv2.dnn clamps with only a warning.
+        ap.error(f"--run-at must be a positive multiple of 32, not {args.run_at}")
     torch.set_num_threads(args.threads)
     if args.export_only:
         model = build_model()

@@ -134,6 +134,7 @@ from ..pips import (
     turned_fit,
     upright_crops,
 )
+from .onnx_weights import onnx_initializers
 from .splits import split_of
 
 __all__ = [
@@ -1193,15 +1194,9 @@ def state_from_onnx(path: Path, arch: str) -> dict[str, Any]:
     so ``--init`` / ``--calibrate-only`` / a second reader's first stage can start from the
     shipped file itself. Raises ``ValueError`` when the file's tensors do not fit ``arch``.
     """
-    import onnx
     import torch
-    from onnx import numpy_helper
 
-    try:
-        graph = onnx.load(str(path)).graph
-    except Exception as exc:  # protobuf's DecodeError and friends: not an ONNX file
-        raise ValueError(f"{path}: not a readable ONNX file ({exc})") from None
-    tensors = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    tensors = onnx_initializers(path)
     model = make_model(arch)
     state = model.state_dict()
     out: dict[str, Any] = {}
