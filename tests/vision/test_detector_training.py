@@ -71,3 +71,15 @@ def test_a_file_that_is_not_the_detector_is_refused(tmp_path: Path) -> None:
     reader = Path(models_init).with_name("d6_reader.onnx")
     with pytest.raises(ValueError, match=r"no tensor stem\.0\.weight"):
         state_from_onnx(reader, _frames(0, 2, 64))
+
+
+@pytest.mark.parametrize("size", ["300", "0", "-64"])
+def test_a_run_size_the_net_cannot_take_is_refused_before_any_work(size: str, capsys) -> None:
+    """cv2.dnn clamps the misaligned maps of such a square with only a warning: refuse it up front."""
+    pytest.importorskip("torch")
+    from dicetower.vision.training.detector import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--run-at", size, "--out", "/nonexistent/detector.onnx"])
+    assert exit_.value.code == 2
+    assert "multiple of 32" in capsys.readouterr().err
