@@ -83,3 +83,21 @@ def test_a_run_size_the_net_cannot_take_is_refused_before_any_work(size: str, ca
         main(["--run-at", size, "--out", "/nonexistent/detector.onnx"])
     assert exit_.value.code == 2
     assert "multiple of 32" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--resume", "/nonexistent/detector.onnx"], "no such file"),
+        (["--export-only"], "give --resume CHECKPOINT.pt"),
+        (["--export-only", "--resume", str(MODEL_PATH)], "give --resume CHECKPOINT.pt"),
+    ],
+)
+def test_a_resume_that_cannot_work_is_refused_before_any_work(args: list[str], says: str, capsys) -> None:
+    pytest.importorskip("torch")
+    from dicetower.vision.training.detector import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main([*args, "--out", "/nonexistent/detector.onnx"])
+    assert exit_.value.code == 2
+    assert says in capsys.readouterr().err

@@ -453,6 +453,11 @@ def main(argv: list[str] | None = None) -> int:
         # The encoder halves the map down to stride 32 and the top-down path doubles it back:
         # any other square misaligns the sums, which cv2.dnn clamps with only a warning.
         ap.error(f"--run-at must be a positive multiple of 32, not {args.run_at}")
+    # Checked before the photos are loaded, so a typo costs no wait and no traceback.
+    if args.resume is not None and not args.resume.is_file():
+        ap.error(f"--resume: no such file {args.resume}")
+    if args.export_only and (args.resume is None or args.resume.suffix == ".onnx"):
+        ap.error("--export-only exports a checkpoint: give --resume CHECKPOINT.pt")
     torch.set_num_threads(args.threads)
     if args.export_only:
         model = build_model()
