@@ -101,3 +101,36 @@ def test_a_resume_that_cannot_work_is_refused_before_any_work(args: list[str], s
         main([*args, "--out", "/nonexistent/detector.onnx"])
     assert exit_.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def test_a_resumed_run_keeps_the_card_it_started_from(tmp_path: Path) -> None:
+    """The shipped card's history is the only record of how the file came to be: never drop it."""
+    import json
+
+    from dicetower.vision.training.detector import new_card, previous_card
+
+    shipped = json.loads(MODEL_PATH.with_suffix(".json").read_text(encoding="utf-8"))
+    previous = previous_card(MODEL_PATH)
+    assert previous == shipped
+    run = {"command": "python -m dicetower.vision.training.detector --resume X", "steps": 10}
+    card = new_card(run, 320, 128613, previous)
+    assert card["input_size"] == 320 and card["this_run"] == run
+    assert card["previous_card"]["training_runs"] == shipped["training_runs"]
+    # Trained on again: the chain grows, nothing is lost.
+    onnx = tmp_path / "detector.onnx"
+    onnx.write_bytes(b"")
+    onnx.with_suffix(".json").write_text(json.dumps(card), encoding="utf-8")
+    again = new_card({"steps": 5}, 320, 128613, previous_card(onnx))
+    assert again["previous_card"]["previous_card"] == shipped
+
+
+def test_a_start_without_a_readable_card_has_no_previous_card(tmp_path: Path) -> None:
+    from dicetower.vision.training.detector import new_card, previous_card
+
+    assert previous_card(None) is None
+    assert previous_card(tmp_path / "state.pt") is None  # a checkpoint carries no card
+    onnx = tmp_path / "detector.onnx"
+    assert previous_card(onnx) is None  # no .json beside it
+    onnx.with_suffix(".json").write_text("{not json", encoding="utf-8")
+    assert previous_card(onnx) is None
+    assert "previous_card" not in new_card({}, 320, 1, None)

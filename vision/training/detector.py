@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,8 @@ __all__ = [
     "load_split",
     "main",
     "make_batch",
+    "new_card",
+    "previous_card",
     "state_from_onnx",
     "tight_box_of_single_die",
 ]
@@ -422,6 +425,43 @@ def state_from_onnx(path: Path, batch: np.ndarray) -> dict:
     return model.state_dict()
 
 
+def previous_card(resume: Path | None) -> dict | None:
+    """The card of the model a run started from, if it has one (an exported ``.onnx``'s ``.json``).
+
+    A checkpoint ``.pt`` carries no card; its history is whatever the run that wrote it printed.
+    """
+    if resume is None or resume.suffix != ".onnx":
+        return None
+    card = resume.with_suffix(".json")
+    if not card.is_file():
+        return None
+    try:
+        loaded = json.loads(card.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return loaded if isinstance(loaded, dict) else None
+
+
+def new_card(run: dict, run_at: int, params: int, previous: dict | None) -> dict:
+    """The model card of a freshly exported detector, keeping the card it was trained on from.
+
+    Why keep it: the shipped card's history (its chained runs, why it runs at 320 px) is the
+    only record of how the file came to be; a resumed run that wrote only its own fields would
+    erase it. The runtime reads ``input_size`` and ``stride`` only; the rest is for people.
+    """
+    card = {
+        "input_size": run_at,
+        "stride": STRIDE,
+        "outputs": "1x5xHxW: centre logit, dx, dy, log(w/stride), log(h/stride)",
+        "split": "dicetower.vision.training.splits.split_of",
+        "params": params,
+        "this_run": run,
+    }
+    if previous is not None:
+        card["previous_card"] = previous
+    return card
+
+
 def main(argv: list[str] | None = None) -> int:
     import torch
 
@@ -507,17 +547,20 @@ def main(argv: list[str] | None = None) -> int:
         step += 1
     torch.save(model.state_dict(), args.ckpt)
     export_onnx(model, args.out)
-    meta = {
-        "input_size": args.run_at,
-        "stride": STRIDE,
-        "outputs": "1x5xHxW: centre logit, dx, dy, log(w/stride), log(h/stride)",
-        "trained_on": {k: f"{len(v)} train photos" for k, v in data.items()},
-        "split": "dicetower.vision.training.splits.split_of",
+    this_run = {
+        "command": " ".join(["python -m dicetower.vision.training.detector", *(argv or sys.argv[1:])]),
+        "resumed_from": str(args.resume) if args.resume is not None else None,
+        "lr": args.lr,
+        "seed": args.seed,
+        "crop": args.size,
         "steps": step,
         "batch": args.batch,
         "minutes": round((time.monotonic() - start) / 60, 1),
-        "params": int(sum(p.numel() for p in model.parameters())),
+        "trained_on": {k: f"{len(v)} train photos" for k, v in data.items()},
     }
+    meta = new_card(
+        this_run, args.run_at, int(sum(p.numel() for p in model.parameters())), previous_card(args.resume)
+    )
     args.out.with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     print("exported", args.out, args.out.stat().st_size, "bytes", flush=True)
     return 0
