@@ -46,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from .errata import Erratum, apply_errata
 from .imageio import ImageError, load_image, load_image_info
 from .manifest import LabelledDie, ManifestEntry, read_manifest
 from .reading import DieReading, Reading, ReadStatus
@@ -320,15 +321,24 @@ def _row_order(item: tuple[str, Any]) -> tuple[int, str]:
 
 
 def select_entries(
-    folder: Path, *, split: str | None = None, limit: int | None = None, kinds: Iterable[str] | None = None
+    folder: Path,
+    *,
+    split: str | None = None,
+    limit: int | None = None,
+    kinds: Iterable[str] | None = None,
+    errata: Sequence[Erratum] = (),
 ) -> list[ManifestEntry]:
     """The manifest entries eval will use, in file order.
+
+    ``errata`` (:mod:`dicetower.vision.errata`) correct labels first, on the whole manifest.
 
     ``split`` keeps photos of that split (``vision.training.splits.split_of``); ``kinds`` drops
     labels of other die kinds and photos left without labels; ``limit`` keeps that many
     photos spread evenly over the manifest, since manifests are often sorted by face.
     """
     entries: list[ManifestEntry] = list(read_manifest(folder))
+    if errata:
+        entries = apply_errata(entries, list(errata))
     if split is not None:
         try:
             from .training.splits import split_of

@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 
 from ...vision.detector import DetectorError
+from ...vision.errata import errata_for
 from ...vision.evaluate import (
     DEFAULT_READER,
     EvalError,
@@ -43,6 +44,7 @@ examples:
   dicetower eval ../shared/datasets/*-d6 --json --split test
   dicetower eval recordings/ --save-failures /tmp/failures --limit 50
   dicetower eval ../shared/datasets/byler-d6 --split val --models /tmp/candidate
+  dicetower eval ../shared/datasets/byler-d6 --split test --errata vision/training/errata
 """
 
 
@@ -75,6 +77,13 @@ def register(subparsers: Any) -> None:
         help="read with the candidate d6_reader.onnx/.json and/or detector.onnx in DIR "
         "(a model DIR lacks is the shipped one)",
     )
+    p.add_argument(
+        "--errata",
+        metavar="DIR",
+        type=Path,
+        help="score against labels corrected by DIR/<folder name>.jsonl where there is one "
+        "(vision/errata.py; the repo's are in vision/training/errata); the report says how many",
+    )
     p.set_defaults(func=run)
 
 
@@ -103,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     progress = sys.stderr.isatty()
     for folder in args.folders:
         name = folder.resolve().name
-        entries = select_entries(folder, split=args.split, limit=args.limit, kinds=args.kinds)
+        errata = errata_for(folder, args.errata) if args.errata is not None else []
+        entries = select_entries(folder, split=args.split, limit=args.limit, kinds=args.kinds, errata=errata)
         report = FolderReport(name)
         saved = 0
         for i, result in enumerate(evaluate_folder(folder, read, entries=entries), 1):
@@ -118,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
         for example in report.error_examples:
             print(f"dicetower: warning: {example}", file=sys.stderr)
         data = report.to_json()
+        if args.errata is not None:
+            chosen = {e.relpath for e in entries}
+            data["labels_corrected"] = sum(1 for e in errata if e.image in chosen)
         if args.json:
             print(json.dumps(data), flush=True)
         else:
@@ -178,6 +191,11 @@ def print_report(d: dict[str, Any], out: TextIO | None = None) -> None:
         c = d["cocked"]
         counts = f"rejected {c['rejected']}, read {c['read']}, missed {c['missed']}"
         print(f"  cocked: {c['dice']} ({counts})", file=out)
+    if "labels_corrected" in d:
+        print(
+            f"  labels corrected by errata: {d['labels_corrected']} (scored against the corrections)",
+            file=out,
+        )
     if d["errors"]:
         print(f"  photos that failed to load or read: {d['errors']}", file=out)
 

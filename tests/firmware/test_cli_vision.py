@@ -250,3 +250,26 @@ def test_read_missing_file_and_bad_annotate(tmp_path: Path, capsys: pytest.Captu
     cv2.imwrite(str(photo), np.full((100, 100, 3), 100, np.uint8))
     assert main(["read", str(photo), "--annotate", str(tmp_path / "out.txt"), "--reader", STANDIN]) == 1
     assert "--annotate needs" in capsys.readouterr().err
+
+
+def test_eval_errata_scores_against_corrections_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _dataset(tmp_path / "x")
+    errata = tmp_path / "errata"
+    errata.mkdir()
+    # The stand-in reads p200's second die as 2 (labelled 3): a person finds the label wrong.
+    fix = {"image": "images/p200.png", "die": 1, "label": 3, "face": 2, "why": "two pips, plainly"}
+    (errata / "x.jsonl").write_text(json.dumps(fix) + "\n")
+    assert main(["eval", str(folder), "--json", "--reader", STANDIN]) == 0
+    before = json.loads(capsys.readouterr().out)
+    assert "labels_corrected" not in before
+    assert main(["eval", str(folder), "--json", "--reader", STANDIN, "--errata", str(errata)]) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert (before["correct"], before["wrong"]) == (2, 1)
+    assert (after["correct"], after["wrong"], after["labels_corrected"]) == (3, 0, 1)
+    assert main(["eval", str(folder), "--reader", STANDIN, "--errata", str(errata)]) == 0
+    assert "labels corrected by errata: 1" in capsys.readouterr().out
+    (errata / "x.jsonl").write_text(json.dumps({**fix, "label": 4}) + "\n")
+    assert main(["eval", str(folder), "--reader", STANDIN, "--errata", str(errata)]) == 1
+    assert "the manifest changed" in capsys.readouterr().err

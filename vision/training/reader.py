@@ -118,7 +118,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..manifest import ManifestEntry, read_manifest
+from ..manifest import LabelledDie, ManifestEntry, read_manifest
 from ..pips import (
     CROP_MARGIN,
     INPUT,
@@ -158,6 +158,7 @@ __all__ = [
     "main",
     "make_model",
     "parse_augment",
+    "training_box",
     "turn_limits",
     "widen_state",
 ]
@@ -187,6 +188,13 @@ def enlarged_box(dataset: str, box: tuple[float, float, float, float], face: int
     s = max(w, h) * (2.7 if face == 1 else 1.45)
     cx, cy = x + w / 2, y + h / 2
     return (cx - s / 2, cy - s / 2, s, s)
+
+
+def training_box(dataset: str, img: np.ndarray, die: LabelledDie) -> tuple[float, ...]:
+    """The whole-die box training cuts for a labelled die: a no-box photo's one die is found
+    (:func:`_tomitomi_box`), a pip-area box is enlarged (:func:`enlarged_box`)."""
+    box = die.box if die.box is not None else _tomitomi_box(img)
+    return enlarged_box(dataset, box, die.face)
 
 
 def _tomitomi_box(img: np.ndarray) -> tuple[float, float, float, float]:
@@ -290,8 +298,7 @@ def build_cache(datasets_root: Path, out: Path, seed: int = 0) -> dict[str, np.n
         for d in entry.dice:
             if d.die != "d6":
                 continue
-            box = d.box if d.box is not None else _tomitomi_box(img)
-            box = enlarged_box(name, box, d.face)
+            box = training_box(name, img, d)
             boxes.append(box)
             x, y, w, h = box
             ctx.append(_context(img, x + w / 2, y + h / 2, max(w, h)))

@@ -1,0 +1,74 @@
+"""The label audit lists the dice the reader confidently reads as another face than their label."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import pytest
+from dicetower.vision.imageio import load_image
+from dicetower.vision.manifest import read_manifest
+from dicetower.vision.pips import D6Reader, ReaderModelError
+from dicetower.vision.synth import write_dataset
+from dicetower.vision.training.audit_labels import disagreements, main
+from dicetower.vision.training.reader import training_box
+
+
+@pytest.fixture(scope="module")
+def reader() -> D6Reader:
+    try:
+        return D6Reader()
+    except ReaderModelError as exc:
+        pytest.skip(f"face-reader model not built: {exc}")
+
+
+def _surest_die(folder: Path, reader: D6Reader) -> tuple[str, int, int, float]:
+    """(image, die, face, probability) of the die the reader is surest is its label."""
+    best = ("", -1, 0, 0.0)
+    for entry in read_manifest(folder):
+        frame = load_image(entry.image)
+        for i, d in enumerate(entry.dice):
+            if d.cocked:
+                continue
+            (p,) = reader.probabilities(reader.crops(frame, [training_box(folder.name, frame, d)]))
+            if p[d.face] > best[3]:
+                best = (entry.relpath, i, d.face, float(p[d.face]))
+    return best
+
+
+def test_a_label_changed_to_another_face_is_listed(tmp_path: Path, reader: D6Reader, capsys) -> None:
+    manifest = write_dataset(tmp_path / "drawn-d6", 3, seed=3, size=(320, 320), max_dice=4, cocked_share=0.0)
+    folder = manifest.parent
+    before = {(d.image, d.die) for d in disagreements(folder, reader)}
+    image, die, face, p = _surest_die(folder, reader)
+    assert p > 0.9 and (image, die) not in before
+    wrong = 1 if face != 1 else 2
+    lines = [json.loads(line) for line in manifest.read_text().splitlines()]
+    for line in lines:
+        if line["image"] == image:
+            line["dice"][die]["face"] = wrong
+    manifest.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    after = disagreements(folder, reader)
+    (listed,) = [d for d in after if (d.image, d.die) == (image, die)]
+    assert (listed.label, listed.read) == (wrong, face) and listed.probability > 0.9
+    assert {(d.image, d.die) for d in after} - before == {(image, die)}
+    # Left out once a correction is on file; the CLI prints the list and writes a sheet.
+    assert all((d.image, d.die) != (image, die) for d in disagreements(folder, reader, skip={(image, die)}))
+    sheet = tmp_path / "sheet.png"
+    assert main([str(folder), "--sheet", str(sheet)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    row = next(r for r in rows if (r["image"], r["die"]) == (image, die))
+    assert (row["label"], row["read"]) == (wrong, face)
+    assert cv2.imread(str(sheet)).shape[0] >= 200
+
+
+def test_usage_errors(tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path)])
+    assert exit_.value.code == 2 and "no manifest.jsonl" in capsys.readouterr().err
+    (tmp_path / "manifest.jsonl").write_text("")
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path), "--min-confidence", "2"])
+    assert exit_.value.code == 2 and "probability" in capsys.readouterr().err
