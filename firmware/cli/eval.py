@@ -108,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     for folder in args.folders:
         if not (folder / "manifest.jsonl").is_file():
             raise ImageError(f"{folder}: no manifest.jsonl (expected one JSON object per photo)")
+    if args.errata is not None and not args.errata.is_dir():
+        raise EvalError(f"--errata {args.errata}: no such folder (it holds <folder name>.jsonl files)")
     read = _reader(args)
     progress = sys.stderr.isatty()
     for folder in args.folders:

@@ -273,3 +273,5 @@ def test_eval_errata_scores_against_corrections_and_says_so(
     (errata / "x.jsonl").write_text(json.dumps({**fix, "label": 4}) + "\n")
     assert main(["eval", str(folder), "--reader", STANDIN, "--errata", str(errata)]) == 1
     assert "the manifest changed" in capsys.readouterr().err
+    assert main(["eval", str(folder), "--reader", STANDIN, "--errata", str(tmp_path / "typo")]) == 1
+    assert "no such folder" in capsys.readouterr().err
