@@ -9,18 +9,10 @@ import cv2
 import pytest
 from dicetower.vision.imageio import load_image
 from dicetower.vision.manifest import read_manifest
-from dicetower.vision.pips import D6Reader, ReaderModelError
+from dicetower.vision.pips import D6Reader
 from dicetower.vision.synth import write_dataset
 from dicetower.vision.training.audit_labels import disagreements, main
 from dicetower.vision.training.reader import training_box
-
-
-@pytest.fixture(scope="module")
-def reader() -> D6Reader:
-    try:
-        return D6Reader()
-    except ReaderModelError as exc:
-        pytest.skip(f"face-reader model not built: {exc}")
 
 
 def _surest_die(folder: Path, reader: D6Reader) -> tuple[str, int, int, float]:

@@ -64,14 +64,6 @@ def _fixed(*cands: DieCandidate):
     return lambda frame, reference, tray: list(cands)
 
 
-@pytest.fixture(scope="module")
-def reader() -> D6Reader:
-    try:
-        return D6Reader()
-    except ReaderModelError as exc:
-        pytest.skip(f"face-reader model not built: {exc}")
-
-
 def _read_all(reader: D6Reader, angles: tuple[float, ...], **style: object) -> list[tuple[int, int | None]]:
     out = []
     for face in range(1, 7):
