@@ -384,3 +384,44 @@ def test_training_refuses_an_exported_file_of_another_network_before_any_work(tm
         assert exc.value.code == 2
         assert says in capsys.readouterr().err
         assert not (tmp_path / "never-created").exists()
+
+
+def test_the_cache_learns_the_corrected_label_and_each_errata_list_has_its_own_cache(tmp_path) -> None:
+    import json
+
+    from dicetower.vision.manifest import read_manifest
+    from dicetower.vision.training.reader import D6_DATASETS, build_cache, cache_name
+
+    _real_like_datasets(tmp_path / "datasets")
+    entry = next(iter(read_manifest(tmp_path / "datasets" / "byler-d6")))
+    label = entry.dice[0].face
+    fix = {"image": entry.relpath, "die": 0, "label": label, "face": 7 - label, "why": "the photo shows it"}
+    errata = tmp_path / "errata"
+    errata.mkdir()
+    (errata / "byler-d6.jsonl").write_text(json.dumps(fix) + "\n")
+
+    plain = build_cache(tmp_path / "datasets", tmp_path / "work" / cache_name(None))
+    fixed = build_cache(tmp_path / "datasets", tmp_path / "work" / cache_name(errata), errata_dir=errata)
+    byler = D6_DATASETS.index("byler-d6")
+    faces = [sorted(c["face"][(c["ds"] == byler) & (c["face"] > 0)].tolist()) for c in (plain, fixed)]
+    assert len(faces[0]) == len(faces[1]) and faces[0] != faces[1]
+    assert faces[1].count(7 - label) == faces[0].count(7 - label) + 1
+    before = cache_name(errata)
+    (errata / "byler-d6.jsonl").write_text(json.dumps({**fix, "face": None}) + "\n")  # now: cocked
+    assert cache_name(errata) not in (before, "cache.npz")
+    cocked = build_cache(tmp_path / "datasets", tmp_path / "work" / cache_name(errata), errata_dir=errata)
+    assert ((cocked["ds"] == byler) & (cocked["face"] > 0)).sum() == len(faces[0]) - 1  # no top face to learn
+
+
+@pytest.mark.parametrize(("make", "says"), [(False, "no such folder"), (True, "bad errata line")])
+def test_training_refuses_unusable_errata_before_any_work(tmp_path, make: bool, says: str, capsys) -> None:
+    from dicetower.vision.training.reader import main
+
+    errata = tmp_path / "errata"
+    if make:
+        errata.mkdir()
+        (errata / "byler-d6.jsonl").write_text("{not json\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["--errata", str(errata), "--work", "/nonexistent/never-created"])
+    assert exc.value.code == 2
+    assert says in capsys.readouterr().err

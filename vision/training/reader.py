@@ -76,6 +76,10 @@ reader``), and the two networks' logits are averaged. It is exported beside the 
         --init vision/models/d6_reader.onnx --arch v3s --second-view reader \
         --second-reader /tmp/dicetower-reader/model_v4d.pt --second-arch v4d --hard-negatives --seed 6
 
+Corrected labels (session 14): ``--errata vision/training/errata`` trains and calibrates on the
+labels a person corrected (:mod:`dicetower.vision.errata`; each list gets its own cache file,
+:func:`cache_name`). The shipped reader predates the list and was trained on the published labels.
+
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
 val --models OUT``) say it is better.
@@ -107,10 +111,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,6 +123,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..errata import ErrataError, apply_errata, errata_for, read_errata
 from ..manifest import LabelledDie, ManifestEntry, read_manifest
 from ..pips import (
     CROP_MARGIN,
@@ -151,6 +157,7 @@ __all__ = [
     "build_hard_negatives",
     "build_other_dice_negatives",
     "build_synth_cache",
+    "cache_name",
     "distill_loss",
     "enlarged_box",
     "exact_crops",
@@ -245,18 +252,24 @@ def _backgrounds(img: np.ndarray, boxes: list[tuple[float, ...]], rng: np.random
 
 
 def _labelled_photos(
-    datasets_root: Path, names: tuple[str, ...]
+    datasets_root: Path, names: tuple[str, ...], errata_dir: Path | None = None
 ) -> Iterator[tuple[int, str, ManifestEntry, int]]:
     """``(dataset index, dataset, entry, split id)`` for each listed photo of the datasets present.
 
     The one walk over the shared datasets that every cache builds on: a missing dataset is
     skipped, each is bounded by :data:`MAX_PHOTOS`, and the split comes from :func:`split_of`.
+    ``errata_dir``: labels a person corrected (:mod:`dicetower.vision.errata`) replace the
+    published ones, so a plainly wrong label does not teach the wrong face.
     """
     for di, name in enumerate(names):
         folder = datasets_root / name
         if not folder.is_dir():
             continue
-        for pi, entry in enumerate(read_manifest(folder)):
+        entries: Iterable[ManifestEntry] = read_manifest(folder)
+        fixes = errata_for(folder, errata_dir) if errata_dir is not None else []
+        if fixes:
+            entries = apply_errata(list(entries), fixes)
+        for pi, entry in enumerate(entries):
             if pi >= MAX_PHOTOS:
                 break
             yield di, name, entry, SPLIT_ID[split_of(name, f"images/{entry.image.name}")]
@@ -284,19 +297,25 @@ def _store(out: Path, ctx: list, crop: list, face: Any, split: Any, ds: Any) -> 
     return arrays
 
 
-def build_cache(datasets_root: Path, out: Path, seed: int = 0) -> dict[str, np.ndarray]:
-    """Cut and store every die's context (and background squares); returns the arrays."""
+def build_cache(
+    datasets_root: Path, out: Path, seed: int = 0, errata_dir: Path | None = None
+) -> dict[str, np.ndarray]:
+    """Cut and store every die's context (and background squares); returns the arrays.
+
+    ``errata_dir`` corrects labels first (:func:`_labelled_photos`); give each errata its own
+    ``out`` (:func:`cache_name`), since a cache is reused as it is.
+    """
     if (done := _cached(out)) is not None:
         return done
     rng = np.random.default_rng(seed)
     ctx, face, split, dsid, crop, photo = [], [], [], [], [], []
-    for di, name, entry, sp in _labelled_photos(datasets_root, D6_DATASETS):
+    for di, name, entry, sp in _labelled_photos(datasets_root, D6_DATASETS, errata_dir):
         img = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
         if img is None:
             continue
         boxes = []
         for d in entry.dice:
-            if d.die != "d6":
+            if d.die != "d6" or d.cocked:  # a cocked die shows no top face to learn
                 continue
             box = training_box(name, img, d)
             boxes.append(box)
@@ -320,6 +339,16 @@ def build_cache(datasets_root: Path, out: Path, seed: int = 0) -> dict[str, np.n
                 dsid.append(di)
                 photo.append(len(photo))
     return _store(out, ctx, crop, face, split, dsid)
+
+
+def cache_name(errata_dir: Path | None) -> str:
+    """The labelled-crop cache's file name: one per set of errata, so a changed list rebuilds it."""
+    if errata_dir is None:
+        return "cache.npz"
+    digest = hashlib.sha1()
+    for path in sorted(errata_dir.glob("*.jsonl")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return f"cache_errata_{digest.hexdigest()[:10]}.npz"
 
 
 def false_alarms(
@@ -1323,6 +1352,12 @@ def main(argv: list[str] | None = None) -> int:
         help="share of the loss that follows the teacher (0-1) and the softening temperature (>0)",
     )
     ap.add_argument("--threads", type=int, default=2, help="torch threads (1 when the machine is shared)")
+    ap.add_argument(
+        "--errata",
+        type=Path,
+        default=None,
+        help="train and calibrate on labels corrected by DIR/<dataset>.jsonl (vision/training/errata)",
+    )
     ap.add_argument("--synth", type=int, default=250, help="rendered scenes added to train (0: none)")
     ap.add_argument(
         "--hard-negatives",
@@ -1394,6 +1429,14 @@ def main(argv: list[str] | None = None) -> int:
         ("--teacher", args.teacher, args.teacher_arch),
         ("--second-reader", args.second_reader, args.second_arch),
     )
+    n_errata = 0
+    if args.errata is not None:
+        if not args.errata.is_dir():
+            ap.error(f"--errata {args.errata}: no such folder (it holds <dataset>.jsonl files)")
+        try:
+            n_errata = sum(len(read_errata(path)) for path in sorted(args.errata.glob("*.jsonl")))
+        except (ErrataError, OSError) as exc:
+            ap.error(f"--errata: {exc}")
     for flag, path, _arch in states:
         if path is not None and not path.is_file():
             ap.error(f"{flag} {path}: no such state dict")
@@ -1416,7 +1459,7 @@ def main(argv: list[str] | None = None) -> int:
         logf.write(msg + "\n")
         logf.flush()
 
-    data = build_cache(args.datasets, args.work / "cache.npz")
+    data = build_cache(args.datasets, args.work / cache_name(args.errata), errata_dir=args.errata)
     if args.synth > 0:
         synth = build_synth_cache(args.work / f"synth{args.synth}.npz", args.synth)
         if synth is not None:
@@ -1522,6 +1565,7 @@ def main(argv: list[str] | None = None) -> int:
         "blur_min": round(blur_min, 5),
         "calibration": stats,
         "trained_on": [f"{d} (train split)" for d in D6_DATASETS],
+        "errata": None if args.errata is None else {"folder": args.errata.name, "corrections": n_errata},
         "seed": args.seed,
         "arch": args.arch,
         "hard_negatives_in_train": n_hard,
