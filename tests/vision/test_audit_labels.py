@@ -61,6 +61,16 @@ def test_usage_errors(tmp_path: Path, capsys) -> None:
         main([str(tmp_path)])
     assert exit_.value.code == 2 and "no manifest.jsonl" in capsys.readouterr().err
     (tmp_path / "manifest.jsonl").write_text("")
+    for args, says in (
+        (["--min-confidence", "2"], "probability"),
+        (["--errata", str(tmp_path / "typo")], "no such folder"),
+        (["--models", str(tmp_path / "nowhere")], "missing d6_reader.onnx"),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main([str(tmp_path), *args])
+        assert exit_.value.code == 2 and says in capsys.readouterr().err
+    (tmp_path / "errata").mkdir()
+    (tmp_path / "errata" / f"{tmp_path.name}.jsonl").write_text("{not json\n")
     with pytest.raises(SystemExit) as exit_:
-        main([str(tmp_path), "--min-confidence", "2"])
-    assert exit_.value.code == 2 and "probability" in capsys.readouterr().err
+        main([str(tmp_path), "--errata", str(tmp_path / "errata")])
+    assert exit_.value.code == 2 and "bad errata line" in capsys.readouterr().err

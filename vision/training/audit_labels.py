@@ -35,10 +35,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ..errata import errata_for
+from ..errata import ErrataError, errata_for
 from ..imageio import ImageError, load_image
 from ..manifest import read_manifest
-from ..pips import D6Reader
+from ..pips import D6Reader, ReaderModelError
 from .reader import training_box
 from .splits import SPLITS, split_of
 
@@ -148,9 +148,15 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"{args.folder}: no manifest.jsonl")
     if not 0.0 <= args.min_confidence <= 1.0:
         ap.error("--min-confidence is a probability, 0 to 1")
-    done = {(e.image, e.die) for e in errata_for(args.folder, args.errata)} if args.errata else set()
+    if args.errata is not None and not args.errata.is_dir():
+        ap.error(f"--errata {args.errata}: no such folder")
+    try:
+        done = {(e.image, e.die) for e in errata_for(args.folder, args.errata)} if args.errata else set()
+        reader = D6Reader(args.models)
+    except (ErrataError, ReaderModelError) as exc:
+        ap.error(str(exc))
     found = disagreements(
-        args.folder, D6Reader(args.models), split=args.split, min_confidence=args.min_confidence, skip=done
+        args.folder, reader, split=args.split, min_confidence=args.min_confidence, skip=done
     )
     for n, item in enumerate(found):
         print(json.dumps({"n": n, **item.to_json()}))
