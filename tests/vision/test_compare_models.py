@@ -1,0 +1,67 @@
+"""compare_models: the shipped pair and candidate folders scored end to end, with the sums a rule needs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from dicetower.vision.synth import write_dataset
+from dicetower.vision.training.compare_models import compare, main, score
+
+MODELS = Path(__file__).resolve().parents[2] / "vision" / "models"
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("datasets")
+    write_dataset(root / "byler-d6", 3, seed=7, size=(320, 320), max_dice=4)
+    write_dataset(root / "matteop65-d6-wood", 2, seed=8, size=(320, 320), max_dice=3)
+    return root
+
+
+def test_a_copy_of_the_shipped_models_scores_as_the_shipped_ones_and_the_sums_add_up(
+    datasets: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("detector.onnx", "detector.json", "d6_reader.onnx", "d6_reader.json"):
+        shutil.copy(MODELS / name, copy / name)
+    shipped, candidate = compare(["shipped", str(copy)], datasets, None)
+    assert set(shipped["datasets"]) == {"byler-d6", "matteop65-d6-wood"}  # only the folders present
+    untimed = [
+        {d: {k: v for k, v in r.items() if not k.endswith("_ms")} for d, r in row["datasets"].items()}
+        for row in (shipped, candidate)
+    ]
+    assert untimed[0] == untimed[1] and shipped["d6_sum"] == candidate["d6_sum"]
+    byler, matteo = shipped["datasets"]["byler-d6"], shipped["datasets"]["matteop65-d6-wood"]
+    assert shipped["d6_sum"]["correct"] == byler["correct"] + matteo["correct"] > 0
+    assert shipped["d6_sum"]["dice"] == byler["dice"] + matteo["dice"]
+    assert shipped["d20_d6_faces"] is None  # no d20 photos here
+    # The same scoring as `dicetower eval --kinds d6`.
+    from dicetower.vision.evaluate import resolve_reader
+
+    assert score(datasets / "byler-d6", resolve_reader(), None, ("d6",))["correct"] == byler["correct"]
+
+
+def test_the_cli_prints_a_table_or_json_and_refuses_what_it_cannot_score(datasets: Path, capsys) -> None:
+    assert main(["shipped", "--datasets", str(datasets), "--split", "train", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["models"] == "shipped" and "byler-d6" in row["datasets"]
+    assert main(["shipped", "--datasets", str(datasets), "--split", "train"]) == 0
+    assert "| shipped |" in capsys.readouterr().out
+    for args, says in (
+        (["/nonexistent/models", "--datasets", str(datasets)], "no such folder of models"),
+        (["shipped", "--datasets", "/nonexistent"], "none of"),
+        (["shipped", "--datasets", str(datasets), "--errata", "/nonexistent"], "no such folder"),
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(args)
+        assert exit_.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_a_folder_without_models_is_a_usage_error(datasets: Path, tmp_path: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path), "--datasets", str(datasets)])
+    assert exit_.value.code == 2 and "neither d6_reader.onnx nor detector.onnx" in capsys.readouterr().err

@@ -1,0 +1,130 @@
+"""Judge candidate models against the shipped pair end to end: one table, the sums a rule needs.
+
+Why: a candidate detector or reader is kept only if a rule written before it was trained says so
+(BENCHMARKS.md). Those rules speak of sums over the four d6 datasets and of the d6 faces read on
+photos of d20s. Sessions 13 and 14 added them up by hand from five ``dicetower eval`` runs per
+candidate. This runs the same scoring (:func:`~dicetower.vision.evaluate.evaluate_folder` with
+:func:`~dicetower.vision.reader.frame_reader_for`) and prints the table once.
+
+Run::
+
+    .venv/bin/python -m dicetower.vision.training.compare_models shipped /tmp/detE /tmp/detF --split val
+
+``shipped`` names the models in the repo; any other name is a folder as ``dicetower eval
+--models`` takes it. The d6 datasets are scored with ``--kinds d6``, and the d20 photos
+(:data:`OTHER_DICE`) with ``--kinds d20``. On those, every d6 face read (a wrong read, or a false
+positive read as a face) is a die that is not there: the ``d20: d6 faces`` column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..detector import DetectorError
+from ..errata import ErrataError, errata_for
+from ..evaluate import FolderReport, ReadFn, evaluate_folder, select_entries
+from ..pips import ReaderModelError
+from ..reader import FrameReader, frame_reader_for
+from .reader import D6_DATASETS, OTHER_DICE
+from .splits import SPLITS
+
+__all__ = ["SHIPPED", "compare", "main", "score"]
+
+#: The name that stands for the models shipped in the repo.
+SHIPPED = "shipped"
+COUNTS = ("correct", "wrong", "rejected", "missed", "false_positives", "false_positives_read")
+
+
+def _reader(models: str) -> ReadFn:
+    frame_reader = FrameReader() if models == SHIPPED else frame_reader_for(models)
+    return lambda frame, reference: frame_reader.read(frame, reference)
+
+
+def score(
+    folder: Path, read: ReadFn, split: str | None, kinds: Sequence[str], errata_dir: Path | None = None
+) -> dict[str, Any]:
+    """One folder's ``dicetower eval --json`` object for ``read``."""
+    errata = errata_for(folder, errata_dir) if errata_dir is not None else []
+    entries = select_entries(folder, split=split, kinds=kinds, errata=errata)
+    report = FolderReport(folder.resolve().name)
+    for result in evaluate_folder(folder, read, entries=entries):
+        report.add(result)
+    return report.to_json()
+
+
+def compare(
+    candidates: Sequence[str], datasets: Path, split: str | None, errata_dir: Path | None = None
+) -> list[dict[str, Any]]:
+    """Per candidate: its reports per dataset present, the d6 sums, and the d6 faces on d20 photos."""
+    out = []
+    for name in candidates:
+        read = _reader(name)
+        reports = {
+            d: score(datasets / d, read, split, ("d6",), errata_dir)
+            for d in D6_DATASETS
+            if (datasets / d).is_dir()
+        }
+        sums = {k: sum(r[k] for r in reports.values()) for k in ("dice", *COUNTS)}
+        row: dict[str, Any] = {"models": name, "datasets": reports, "d6_sum": sums, "d20_d6_faces": None}
+        others = [score(datasets / d, read, split, ("d20",)) for d in OTHER_DICE if (datasets / d).is_dir()]
+        if others:
+            row["d20_d6_faces"] = sum(r["wrong"] + r["false_positives_read"] for r in others)
+        out.append(row)
+    return out
+
+
+def _cell(x: dict[str, Any] | None) -> str:
+    if x is None:
+        return "-"
+    found = f"{x['correct']}/{x['dice']}, {x['wrong']} wrong, {x['rejected']} rej, {x['missed']} missed"
+    return f"{found}, fp {x['false_positives']} ({x['false_positives_read']} read)"
+
+
+def _print(rows: list[dict[str, Any]]) -> None:
+    names = sorted({d for r in rows for d in r["datasets"]}, key=D6_DATASETS.index)
+    head = ["models", *names, "d6 sum: right / wrong / fp read", "d20: d6 faces"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for r in rows:
+        cells = [r["models"]]
+        for d in names:
+            cells.append(_cell(r["datasets"].get(d)))
+        s = r["d6_sum"]
+        cells.append(f"{s['correct']} / {s['wrong']} / {s['false_positives_read']}")
+        cells.append("-" if r["d20_d6_faces"] is None else str(r["d20_d6_faces"]))
+        print("| " + " | ".join(cells) + " |")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="+", help=f"'{SHIPPED}' or a folder of candidate models")
+    ap.add_argument("--split", choices=SPLITS, default="val", help="(default %(default)s)")
+    ap.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
+    ap.add_argument("--errata", type=Path, help="score against corrected labels (vision/training/errata)")
+    ap.add_argument("--json", action="store_true", help="one JSON object per candidate")
+    args = ap.parse_args(argv)
+    if not any((args.datasets / d).is_dir() for d in D6_DATASETS):
+        ap.error(f"{args.datasets}: none of {', '.join(D6_DATASETS)}")
+    if args.errata is not None and not args.errata.is_dir():
+        ap.error(f"--errata {args.errata}: no such folder")
+    for name in args.models:
+        if name != SHIPPED and not Path(name).is_dir():
+            ap.error(f"{name}: no such folder of models (or '{SHIPPED}')")
+    try:
+        rows = compare(args.models, args.datasets, args.split, args.errata)
+    except (FileNotFoundError, ErrataError, ReaderModelError, DetectorError) as exc:
+        ap.error(str(exc))
+    if args.json:
+        for row in rows:
+            print(json.dumps(row))
+    else:
+        _print(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
