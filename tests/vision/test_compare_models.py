@@ -65,3 +65,11 @@ def test_a_folder_without_models_is_a_usage_error(datasets: Path, tmp_path: Path
     with pytest.raises(SystemExit) as exit_:
         main([str(tmp_path), "--datasets", str(datasets)])
     assert exit_.value.code == 2 and "neither d6_reader.onnx nor detector.onnx" in capsys.readouterr().err
+
+
+def test_a_broken_manifest_is_a_usage_error_naming_its_line(tmp_path: Path, capsys) -> None:
+    (tmp_path / "byler-d6").mkdir()
+    (tmp_path / "byler-d6" / "manifest.jsonl").write_text('{"image": 5}\n')
+    with pytest.raises(SystemExit) as exit_:
+        main(["shipped", "--datasets", str(tmp_path)])
+    assert exit_.value.code == 2 and "manifest.jsonl:1" in capsys.readouterr().err

@@ -26,7 +26,8 @@ from typing import Any
 
 from ..detector import DetectorError
 from ..errata import ErrataError, errata_for
-from ..evaluate import FolderReport, ReadFn, evaluate_folder, select_entries
+from ..evaluate import EvalError, FolderReport, ReadFn, evaluate_folder, select_entries
+from ..manifest import ManifestError
 from ..pips import ReaderModelError
 from ..reader import FrameReader, frame_reader_for
 from .reader import D6_DATASETS, OTHER_DICE
@@ -116,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{name}: no such folder of models (or '{SHIPPED}')")
     try:
         rows = compare(args.models, args.datasets, args.split, args.errata)
-    except (FileNotFoundError, ErrataError, ReaderModelError, DetectorError) as exc:
+    except (FileNotFoundError, ErrataError, ManifestError, EvalError, ReaderModelError, DetectorError) as exc:
         ap.error(str(exc))
     if args.json:
         for row in rows:
