@@ -315,10 +315,12 @@ def build_cache(
             continue
         boxes = []
         for d in entry.dice:
-            if d.die != "d6" or d.cocked:  # a cocked die shows no top face to learn
+            if d.die != "d6":
                 continue
             box = training_box(name, img, d)
-            boxes.append(box)
+            boxes.append(box)  # kept out of the background squares either way
+            if d.cocked:  # no top face to learn
+                continue
             x, y, w, h = box
             ctx.append(_context(img, x + w / 2, y + h / 2, max(w, h)))
             crop.append(crop_die(img, box))
