@@ -313,6 +313,33 @@ def test_training_refuses_a_bad_dataset_weight_before_any_work(bad: str, capsys)
     assert "--dataset-weight" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("bad", ["byler-d6", "byler-d6=x", "nosuch-d6=0.5", "byler-d6=0", "byler-d6=1.5"])
+def test_training_refuses_a_bad_train_share_before_any_work(bad: str, capsys) -> None:
+    from dicetower.vision.training.reader import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--train-share", bad, "--work", "/nonexistent/never-created"])
+    assert exc.value.code == 2
+    assert "--train-share" in capsys.readouterr().err
+
+
+def test_thin_train_keeps_a_share_of_one_datasets_train_crops_and_nothing_else_changes() -> None:
+    from dicetower.vision.training.reader import D6_DATASETS, thin_train
+
+    byler, epanemu = D6_DATASETS.index("byler-d6"), D6_DATASETS.index("epanemu-dice3")
+    split = np.array([0] * 100 + [1] * 20 + [2] * 20 + [0] * 50)
+    ds = np.array([byler] * 140 + [epanemu] * 50)
+    data = {"split": split, "ds": ds, "face": np.arange(190) % 7, "ctx": np.arange(190)}
+    half = thin_train(data, {"byler-d6": 0.5}, seed=3)
+    assert ((half["ds"] == byler) & (half["split"] == 0)).sum() == 50
+    assert ((half["ds"] == byler) & (half["split"] > 0)).sum() == 40  # val and test untouched
+    assert (half["ds"] == epanemu).sum() == 50
+    kept = set(half["ctx"].tolist())
+    assert np.array_equal(half["face"], np.array(sorted(kept)) % 7)  # rows stay whole
+    assert set(thin_train(data, {"byler-d6": 0.5}, seed=4)["ctx"].tolist()) != kept  # seeded choice
+    assert len(thin_train(data, {"byler-d6": 1.0}, seed=3)["face"]) == 190
+
+
 def test_augment_overrides_change_only_the_fields_named() -> None:
     from dicetower.vision.training.reader import Augment, parse_augment
 

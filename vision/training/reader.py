@@ -165,6 +165,7 @@ __all__ = [
     "main",
     "make_model",
     "parse_augment",
+    "thin_train",
     "training_box",
     "turn_limits",
     "widen_state",
@@ -563,6 +564,24 @@ class Augment:
     p_light: float = 0.3  #: mildly blurred
     p_invert: float = 0.3  #: negative (white-on-red ~ black-on-white)
     p_noise: float = 0.5  #: sensor noise
+
+
+def thin_train(data: dict[str, np.ndarray], shares: dict[str, float], seed: int) -> dict[str, np.ndarray]:
+    """``data`` with only a seeded ``share`` of each named dataset's *train* crops kept.
+
+    Why: a learning curve. Whether a dataset is short of photos or the reader of capacity is
+    answered by training the same recipe on part of its train split and reading val: a score
+    still climbing from half to all of the photos says more photos are the lever. Crops are
+    kept or dropped one by one (the cache does not record which photo a crop came from), and
+    with them the background squares cut from that dataset's photos; val and test are untouched.
+    """
+    keep = np.ones(len(data["face"]), bool)
+    rng = np.random.default_rng(seed)
+    for name, share in sorted(shares.items()):
+        sel = np.flatnonzero((data["split"] == 0) & (data["ds"] == D6_DATASETS.index(name)))
+        drop = rng.permutation(sel)[round(share * len(sel)) :]
+        keep[drop] = False
+    return {k: v[keep] for k, v in data.items()}
 
 
 def parse_augment(items: list[str]) -> Augment:
@@ -1386,6 +1405,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME=W",
         help="multiply a dataset's share of the training crops (repeatable), e.g. byler-d6=2",
     )
+    ap.add_argument(
+        "--train-share",
+        action="append",
+        default=[],
+        metavar="NAME=SHARE",
+        help="keep only this share (0-1] of a dataset's train crops (repeatable; a learning curve)",
+    )
     args = ap.parse_args(argv)
     if args.fit_turned and not args.upright:
         ap.error("--fit-turned needs --upright")
@@ -1414,6 +1440,15 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--dataset-weight wants NAME=NUMBER, got {item!r}")
         if name not in D6_DATASETS or not 0.0 < weights[name] <= 100.0:
             ap.error(f"--dataset-weight: unknown dataset or weight out of (0, 100]: {item!r}")
+    shares: dict[str, float] = {}
+    for item in args.train_share:
+        name, _, value = item.partition("=")
+        try:
+            shares[name] = float(value)
+        except ValueError:
+            ap.error(f"--train-share wants NAME=SHARE, got {item!r}")
+        if name not in D6_DATASETS or not 0.0 < shares[name] <= 1.0:
+            ap.error(f"--train-share: unknown dataset or share out of (0, 1]: {item!r}")
     try:
         aug = parse_augment(args.augment)
     except ValueError as exc:
@@ -1462,6 +1497,9 @@ def main(argv: list[str] | None = None) -> int:
         logf.flush()
 
     data = build_cache(args.datasets, args.work / cache_name(args.errata), errata_dir=args.errata)
+    if shares:
+        data = thin_train(data, shares, args.seed)
+        log(f"train share {shares}: {int((data['split'] == 0).sum())} labelled train crops kept")
     if args.synth > 0:
         synth = build_synth_cache(args.work / f"synth{args.synth}.npz", args.synth)
         if synth is not None:
@@ -1575,6 +1613,7 @@ def main(argv: list[str] | None = None) -> int:
         "minutes": None if args.calibrate_only else args.max_minutes,
         "init": args.init.name if args.init is not None else None,
         "dataset_weight": weights or None,
+        "train_share": shares or None,
         "teacher": (
             None
             if args.teacher is None or args.calibrate_only
