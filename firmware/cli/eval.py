@@ -179,7 +179,7 @@ def print_report(d: dict[str, Any], out: TextIO | None = None) -> None:
         f"rejected {d['rejected']} ({_pct(d['reject_rate'])})",
         f"missed {d['missed']}",
         f"false positives {d['false_positives']} (read as a face {d['false_positives_read']})",
-        f"reject ratio {d['reject_ratio']:.2f}",
+        f"reject ratio {d['reject_ratio']:.2f} (bias p {d['reject_bias_p']:.2f})",
         f"median {ms}/photo",
     ]
     print(" | ".join(parts), file=out)

@@ -82,6 +82,7 @@ def test_eval_json_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         "median_ms",
         "confusion",
         "reject_ratio",
+        "reject_bias_p",
     ):
         assert key in d
     assert d["dataset"] == "hand-d6"

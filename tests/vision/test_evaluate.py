@@ -15,6 +15,7 @@ from dicetower.vision.evaluate import (
     Outcome,
     evaluate_folder,
     match_dice,
+    reject_bias_p,
     reject_ratio,
     resolve_reader,
     score_photo,
@@ -193,6 +194,7 @@ def test_folder_report_counts_and_rates() -> None:
     assert d["confusion"]["d6"] == {"1": {"1": 1, "missed": 1, "rejected": 1}, "2": {"2": 1, "3": 1}}
     # reject ratio: (1/3) / floor
     assert d["reject_ratio"] == pytest.approx((1 / 3) / REJECT_RATE_FLOOR, rel=1e-3)
+    assert d["reject_bias_p"] == d["per_kind"]["d6"]["reject_bias_p"] == 1.0  # 1 reject: no evidence
     assert d["per_kind"]["d6"]["dice"] == 5
 
 
@@ -206,6 +208,29 @@ def test_reject_ratio_floor() -> None:
     assert reject_ratio(faces((3, 100), (0, 100))) == pytest.approx(3.0)
     assert reject_ratio(faces((3, 100))) == 1.0
     assert reject_ratio({"1": {"dice": 0, "reject_rate": 0.0}, "2": {"dice": 10, "reject_rate": 0.5}}) == 1.0
+
+
+def test_reject_bias_p_is_small_only_when_rejects_follow_the_face() -> None:
+    def faces(*pairs: tuple[int, int]) -> dict[str, dict[str, int]]:
+        return {str(i): {"dice": n, "rejected": r} for i, (r, n) in enumerate(pairs, 1)}
+
+    # Every rejected die on one face of six: 12 of 12 rejects there is no accident.
+    assert reject_bias_p(faces((12, 40), (0, 40), (0, 40), (0, 40), (0, 40), (0, 40))) < 0.01
+    # One reject: its face says nothing, although the ratio reads it as 2.5x.
+    single = faces((1, 40), (0, 40), (0, 40), (0, 40), (0, 40), (0, 40))
+    assert reject_bias_p(single) > 0.5
+    assert (
+        reject_ratio({k: {**v, "reject_rate": v["rejected"] / v["dice"]} for k, v in single.items()}) == 2.5
+    )
+    # Even spread: the most even table there is, so every shuffle is at least as uneven.
+    assert reject_bias_p(faces((4, 40), (4, 40), (4, 40))) == 1.0
+    # No rejects, all rejected, or one face: nothing to test.
+    assert reject_bias_p(faces((0, 40), (0, 40))) == 1.0
+    assert reject_bias_p(faces((40, 40), (40, 40))) == 1.0
+    assert reject_bias_p(faces((3, 40))) == 1.0
+    # Seeded: the same counts give the same p-value.
+    table = faces((5, 30), (1, 30), (2, 30))
+    assert reject_bias_p(table) == reject_bias_p(table)
 
 
 def test_empty_report() -> None:
