@@ -323,6 +323,19 @@ def test_training_refuses_a_bad_train_share_before_any_work(bad: str, capsys) ->
     assert "--train-share" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [["--synth-marbled", "1.5"], ["--synth-marbled", "-0.1"], ["--synth-marbled", "0.5", "--synth", "0"]],
+)
+def test_training_refuses_a_bad_marbled_share_before_any_work(bad: list[str], capsys) -> None:
+    from dicetower.vision.training.reader import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([*bad, "--work", "/nonexistent/never-created"])
+    assert exc.value.code == 2
+    assert "--synth-marbled" in capsys.readouterr().err
+
+
 def test_thin_train_keeps_a_share_of_one_datasets_train_crops_and_nothing_else_changes() -> None:
     from dicetower.vision.training.reader import D6_DATASETS, thin_train
 

@@ -9,7 +9,15 @@ import numpy as np
 import pytest
 from dicetower.vision.imageio import load_image
 from dicetower.vision.manifest import read_manifest
-from dicetower.vision.synth import PIP_LAYOUT, SceneStyle, SynthError, draw_face, render_scene, write_dataset
+from dicetower.vision.synth import (
+    MARBLED_COLOURS,
+    PIP_LAYOUT,
+    SceneStyle,
+    SynthError,
+    draw_face,
+    render_scene,
+    write_dataset,
+)
 
 CLEAN = SceneStyle(blur=0.0, noise=0.0, perspective=0.0, light=0.0, shadows=False)
 
@@ -87,6 +95,28 @@ def test_draw_face_has_that_many_pips(face: int, shape: str) -> None:
     dark = ((cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) < 100) & (mask > 0)).astype(np.uint8)
     _, _, stats, _ = cv2.connectedComponentsWithStats(dark)
     assert sum(1 for s in stats[1:] if s[cv2.CC_STAT_AREA] > 20) == face
+
+
+@pytest.mark.parametrize("face", sorted(PIP_LAYOUT))
+def test_a_marbled_face_keeps_its_pips_and_shows_its_swirls(face: int) -> None:
+    body, pips, swirl = MARBLED_COLOURS["smoke"]
+    plain, mask = draw_face(face, 90, body, pips[0])
+    img, _ = draw_face(face, 90, body, pips[0], swirl=swirl, swirl_seed=face)
+    red = (img[..., 2].astype(int) - img[..., 1] > 60) & (mask > 0)  # the red pips, swirls are grey
+    _, _, stats, _ = cv2.connectedComponentsWithStats(red.astype(np.uint8))
+    assert sum(1 for s in stats[1:] if s[cv2.CC_STAT_AREA] > 20) == face
+    pale = (cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) > 120) & (mask > 0)
+    assert pale.sum() > 0.02 * (mask > 0).sum()  # streaks over the dark body
+    assert not ((cv2.cvtColor(plain, cv2.COLOR_BGR2GRAY) > 120) & (mask > 0)).any()
+    again, _ = draw_face(face, 90, body, pips[0], swirl=swirl, swirl_seed=face)
+    assert np.array_equal(img, again)  # seeded
+
+
+def test_marbling_is_off_unless_asked_and_bounded() -> None:
+    assert render_scene(5, 4)[0].tobytes() == render_scene(5, 4, style=SceneStyle(marbled=0.0))[0].tobytes()
+    assert render_scene(5, 4)[0].tobytes() != render_scene(5, 4, style=SceneStyle(marbled=1.0))[0].tobytes()
+    with pytest.raises(SynthError, match="marbled"):
+        render_scene(0, 1, style=SceneStyle(marbled=1.5))
 
 
 def test_bad_requests() -> None:

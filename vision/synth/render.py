@@ -11,6 +11,11 @@ rounded corners, rotation, light direction and strength (a gradient on the frame
 reference alike), drop shadows, Gaussian or motion blur, sensor noise and a slight
 perspective (the same homography for frame and reference).
 
+*Marbled* dice (``SceneStyle.marbled``, off by default): a dark smoke-grey, blue or teal body
+streaked with pale swirls, under red or white pips: the dice the reader misses most on real
+photos (``byler-d6``, BENCHMARKS.md), where a swirl crossing the face looks like a pip to it.
+A swirl is a smooth stroke under the pips, so it can touch a pip but never cover one.
+
 A *cocked* die leans on the tray wall or another die: it is drawn as two foreshortened
 faces (the one more toward the camera, then a darker side face). Its label carries
 ``cocked=True`` and ``face`` = the face more toward the camera; eval expects the reader to
@@ -29,6 +34,7 @@ from ..manifest import LabelledDie
 
 __all__ = [
     "BODY_COLOURS",
+    "MARBLED_COLOURS",
     "PIP_LAYOUT",
     "SceneStyle",
     "SynthError",
@@ -56,6 +62,17 @@ BODY_COLOURS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], 
     "black": ((32, 30, 30), ((245, 245, 245), (40, 180, 220))),
     "yellow": ((40, 200, 235), ((20, 20, 20),)),
     "purple": ((140, 50, 110), ((245, 245, 245),)),
+}
+
+#: name -> (body BGR, pip BGR choices, swirl BGR): bodies drawn with pale swirls (``marbled``).
+MARBLED_COLOURS: dict[
+    str, tuple[tuple[int, int, int], tuple[tuple[int, int, int], ...], tuple[int, int, int]]
+] = {
+    "smoke": ((58, 56, 60), ((45, 40, 165), (35, 30, 125), (60, 60, 205)), (190, 190, 195)),
+    "smoke-white": ((58, 56, 60), ((235, 235, 235),), (150, 150, 155)),
+    "blue-marble": ((160, 95, 30), ((50, 45, 190), (240, 240, 240)), (225, 215, 205)),
+    "teal-marble": ((120, 125, 25), ((40, 200, 230), (240, 240, 240)), (210, 225, 215)),
+    "red-marble": ((45, 40, 150), ((240, 240, 240),), (200, 200, 225)),
 }
 
 _TRAYS: tuple[tuple[int, int, int], ...] = (
@@ -93,6 +110,7 @@ class SceneStyle:
     light: float | None = None  #: light gradient strength (0 = flat)
     shadows: bool = True
     grain: float = 5.0  #: tray texture amplitude (grey levels)
+    marbled: float = 0.0  #: share of dice drawn with a marbled body (MARBLED_COLOURS)
 
 
 def _rounded_mask(w: int, h: int, radius: float) -> np.ndarray:
@@ -105,6 +123,21 @@ def _rounded_mask(w: int, h: int, radius: float) -> np.ndarray:
     return mask
 
 
+def _swirls(img: np.ndarray, colour: tuple[int, int, int], seed: int) -> None:
+    """Paint 1-4 pale, soft-edged strokes across ``img`` (float BGR, in place): marbling."""
+    rng = np.random.default_rng(seed)
+    side = img.shape[0]
+    alpha = np.zeros(img.shape[:2], np.float32)
+    t = np.linspace(0.0, 1.0, 24)[:, None]
+    for _ in range(int(rng.integers(1, 5))):
+        p0, p1, p2 = rng.uniform(-0.1, 1.1, (3, 2)) * side  # a quadratic Bezier across the face
+        curve = (1 - t) ** 2 * p0 + 2 * (1 - t) * t * p1 + t**2 * p2
+        width = max(1, round(float(rng.uniform(0.05, 0.14)) * side))
+        cv2.polylines(alpha, [curve.round().astype(np.int32)], False, float(rng.uniform(0.6, 1.0)), width)
+    alpha = cv2.GaussianBlur(alpha, (0, 0), max(0.5, 0.02 * side))[:, :, None]
+    img[:] = img * (1 - alpha) + np.array(colour, np.float32) * alpha
+
+
 def draw_face(
     face: int,
     side: int,
@@ -112,12 +145,20 @@ def draw_face(
     pip: tuple[int, int, int],
     pip_shape: str = "round",
     corner: float = 0.18,
+    *,
+    swirl: tuple[int, int, int] | None = None,
+    swirl_seed: int = 0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One die face seen square-on: (BGR patch, alpha mask), ``side`` x ``side`` px."""
+    """One die face seen square-on: (BGR patch, alpha mask), ``side`` x ``side`` px.
+
+    ``swirl`` marbles the body with strokes of that colour (drawn from ``swirl_seed``).
+    """
     if face not in PIP_LAYOUT:
         raise SynthError(f"a d6 has faces 1-6, not {face}")
     img = np.empty((side, side, 3), np.float32)
     img[:] = body
+    if swirl is not None:
+        _swirls(img, swirl, swirl_seed)
     mask = _rounded_mask(side, side, corner * side)
     # bevel: the rounded edge catches less light than the flat face
     dist = cv2.distanceTransform(mask, cv2.DIST_L2, 3)
@@ -147,12 +188,14 @@ def _cocked_patch(
     body: tuple[int, int, int],
     pip: tuple[int, int, int],
     shape: str,
+    swirl: tuple[int, int, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """A die leaning ~40 degrees: the face toward the camera above a darker side face."""
     others = [f for f in range(1, 7) if f not in (face, 7 - face)]
     side_face = int(rng.choice(others))
-    top, top_mask = draw_face(face, side, body, pip, shape)
-    low, low_mask = draw_face(side_face, side, body, pip, shape)
+    seeds = rng.integers(0, 2**31, 2) if swirl is not None else (0, 0)
+    top, top_mask = draw_face(face, side, body, pip, shape, swirl=swirl, swirl_seed=int(seeds[0]))
+    low, low_mask = draw_face(side_face, side, body, pip, shape, swirl=swirl, swirl_seed=int(seeds[1]))
     h_top = max(4, round(side * 0.76))
     h_low = max(4, round(side * 0.62))
     top = cv2.resize(top, (side, h_top), interpolation=cv2.INTER_AREA)
@@ -287,6 +330,8 @@ def render_scene(
         raise SynthError(f"n_dice must be 0..60, got {n_dice}")
     if not 0 <= cocked <= n_dice:
         raise SynthError(f"cocked must be 0..n_dice, got {cocked}")
+    if not 0.0 <= style.marbled <= 1.0:
+        raise SynthError(f"marbled is a share of the dice, 0..1, got {style.marbled}")
     if faces is not None and (len(faces) != n_dice or any(f not in PIP_LAYOUT for f in faces)):
         raise SynthError("faces must list one face 1-6 per die")
     rng = np.random.default_rng(seed)
@@ -312,14 +357,19 @@ def render_scene(
     for i, (s, c, f) in enumerate(zip(sides, centres, faces, strict=True)):
         name = "red" if style.wild_die and i == 0 else body_name or str(rng.choice(names))
         body, pips = BODY_COLOURS[name]
+        swirl: tuple[int, int, int] | None = None
+        # Only drawn from the generator when asked for, so scenes without marbling stay as they were.
+        if style.marbled > 0 and not (style.wild_die and i == 0) and rng.random() < style.marbled:
+            body, pips, swirl = MARBLED_COLOURS[str(rng.choice(list(MARBLED_COLOURS)))]
         pip = pips[int(rng.integers(len(pips)))]
         side = max(8, round(s))
         angle = float(rng.uniform(0, 360))
         is_cocked = i >= n_dice - cocked
         if is_cocked:
-            patch, mask, _ = _cocked_patch(rng, f, side, body, pip, shape)
+            patch, mask, _ = _cocked_patch(rng, f, side, body, pip, shape, swirl)
         else:
-            patch, mask = draw_face(f, side, body, pip, shape)
+            seed_swirl = int(rng.integers(0, 2**31)) if swirl is not None else 0
+            patch, mask = draw_face(f, side, body, pip, shape, swirl=swirl, swirl_seed=seed_swirl)
         shadow = (towards[0] * s * 0.12, towards[1] * s * 0.12) if style.shadows else None
         corners = []
         # a camera above the tray centre sees the side of a die that faces the centre: draw

@@ -447,11 +447,15 @@ def build_other_dice_negatives(datasets_root: Path, out: Path) -> dict[str, np.n
     return _store(out, ctx, crop, np.zeros(len(ctx)), split, np.full(len(ctx), OTHER_GROUP))
 
 
-def build_synth_cache(out: Path, n_scenes: int, seed: int = 1) -> dict[str, np.ndarray] | None:
+def build_synth_cache(
+    out: Path, n_scenes: int, seed: int = 1, marbled: float = 0.0
+) -> dict[str, np.ndarray] | None:
     """Contexts of rendered dice (train only): more body/pip colours, and cocked dice as class 0.
 
     Real photos stay the evidence; the renderer adds what they lack (leaning dice, a red wild
     die with yellow pips, ring pips). The empty-tray reference gives exact background squares.
+    ``marbled`` is the share of dice drawn marbled (``SceneStyle.marbled``): pale swirls under
+    the pips, the evidence byler's dark marbled dice are short of.
     """
     if (done := _cached(out)) is not None:
         return done
@@ -462,7 +466,7 @@ def build_synth_cache(out: Path, n_scenes: int, seed: int = 1) -> dict[str, np.n
     rng = np.random.default_rng(seed)
     ctx, crop, face = [], [], []
     for i in range(min(n_scenes, 5000)):
-        style = SceneStyle(die_size=(float(rng.uniform(16, 30)), float(rng.uniform(40, 75))))
+        style = SceneStyle(die_size=(float(rng.uniform(16, 30)), float(rng.uniform(40, 75))), marbled=marbled)
         n = int(rng.integers(3, 10))
         frame, reference, labels = render_scene(
             seed * 100_000 + i, n, style=style, cocked=int(rng.random() < 0.5)
@@ -1381,6 +1385,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--synth", type=int, default=250, help="rendered scenes added to train (0: none)")
     ap.add_argument(
+        "--synth-marbled",
+        type=float,
+        default=0.0,
+        help="share (0-1) of the rendered dice drawn marbled (pale swirls under the pips)",
+    )
+    ap.add_argument(
         "--hard-negatives",
         action="store_true",
         help="add the shipped pipeline's false alarms as class 0 (build_hard_negatives)",
@@ -1415,6 +1425,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.fit_turned and not args.upright:
         ap.error("--fit-turned needs --upright")
+    if not 0.0 <= args.synth_marbled <= 1.0 or (args.synth_marbled > 0 and args.synth <= 0):
+        ap.error(f"--synth-marbled is a share in [0, 1] of --synth's rendered dice, got {args.synth_marbled}")
     for name in args.oblique:
         if name not in D6_DATASETS:
             ap.error(f"--oblique: unknown dataset {name!r} (one of {', '.join(D6_DATASETS)})")
@@ -1501,7 +1513,8 @@ def main(argv: list[str] | None = None) -> int:
         data = thin_train(data, shares, args.seed)
         log(f"train share {shares}: {int((data['split'] == 0).sum())} labelled train crops kept")
     if args.synth > 0:
-        synth = build_synth_cache(args.work / f"synth{args.synth}.npz", args.synth)
+        name = f"synth{args.synth}" + (f"_marbled{args.synth_marbled:g}" if args.synth_marbled else "")
+        synth = build_synth_cache(args.work / f"{name}.npz", args.synth, marbled=args.synth_marbled)
         if synth is not None:
             data = {k: np.concatenate([data[k], synth[k]]) for k in data}
     n_hard = 0
@@ -1614,6 +1627,7 @@ def main(argv: list[str] | None = None) -> int:
         "init": args.init.name if args.init is not None else None,
         "dataset_weight": weights or None,
         "train_share": shares or None,
+        "synth": {"scenes": args.synth, "marbled": args.synth_marbled},
         "teacher": (
             None
             if args.teacher is None or args.calibrate_only
