@@ -80,6 +80,19 @@ Corrected labels (session 14): ``--errata vision/training/errata`` trains and ca
 labels a person corrected (:mod:`dicetower.vision.errata`; each list gets its own cache file,
 :func:`cache_name`). The shipped reader predates the list and was trained on the published labels.
 
+A learning curve (session 15, see BENCHMARKS.md): ``--train-share byler-d6=0.5`` trains on a seeded
+share of a dataset's train crops (:func:`thin_train`), so the same recipe at 25, 50 and 100 % says
+whether that dataset is short of photos. Marbled dice (session 15): ``--synth 600 --synth-marbled
+0.6`` draws 60 % of the rendered dice with pale swirls under their pips (``SceneStyle.marbled``);
+each share gets its own synth cache file::
+
+    nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/s15/L50 --arch v3s \
+        --max-minutes 40 --epochs 1000 --hard-negatives --seed 151 --tag lc_L50 --threads 1 \
+        --train-share byler-d6=0.5
+    nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/s15/M --arch v3s \
+        --init vision/models/d6_reader.onnx --max-minutes 45 --epochs 1000 --hard-negatives \
+        --synth 600 --synth-marbled 0.6 --seed 161 --tag mc_M --threads 1
+
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
 val --models OUT``) say it is better.
