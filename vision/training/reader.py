@@ -1314,6 +1314,20 @@ def module_of(model: Any, dotted: str) -> Any:
     return model
 
 
+def _named_numbers(ap: argparse.ArgumentParser, flag: str, items: list[str], most: float) -> dict[str, float]:
+    """``NAME=NUMBER`` options (a d6 dataset and a number in (0, ``most``]) as a dict; else a usage error."""
+    out: dict[str, float] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            out[name] = float(value)
+        except ValueError:
+            ap.error(f"{flag} wants NAME=NUMBER, got {item!r}")
+        if name not in D6_DATASETS or not 0.0 < out[name] <= most:
+            ap.error(f"{flag}: unknown dataset or number out of (0, {most:g}]: {item!r}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
@@ -1456,24 +1470,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.second_reader is not None and CHANNELS[args.second_arch] != CHANNELS[args.arch]:
         ap.error(f"--second-arch {args.second_arch} reads other input planes than --arch {args.arch}")
     oblique = {name: args.oblique_turn for name in args.oblique}
-    weights: dict[str, float] = {}
-    for item in args.dataset_weight:
-        name, _, value = item.partition("=")
-        try:
-            weights[name] = float(value)
-        except ValueError:
-            ap.error(f"--dataset-weight wants NAME=NUMBER, got {item!r}")
-        if name not in D6_DATASETS or not 0.0 < weights[name] <= 100.0:
-            ap.error(f"--dataset-weight: unknown dataset or weight out of (0, 100]: {item!r}")
-    shares: dict[str, float] = {}
-    for item in args.train_share:
-        name, _, value = item.partition("=")
-        try:
-            shares[name] = float(value)
-        except ValueError:
-            ap.error(f"--train-share wants NAME=SHARE, got {item!r}")
-        if name not in D6_DATASETS or not 0.0 < shares[name] <= 1.0:
-            ap.error(f"--train-share: unknown dataset or share out of (0, 1]: {item!r}")
+    weights = _named_numbers(ap, "--dataset-weight", args.dataset_weight, 100.0)
+    shares = _named_numbers(ap, "--train-share", args.train_share, 1.0)
     try:
         aug = parse_augment(args.augment)
     except ValueError as exc:
