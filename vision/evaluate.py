@@ -68,6 +68,7 @@ __all__ = [
     "match_dice",
     "reject_bias_p",
     "reject_ratio",
+    "reject_ratios",
     "resolve_reader",
     "score_photo",
     "select_entries",
@@ -217,10 +218,19 @@ def score_photo(
 
 def reject_ratio(per_face: dict[str, dict[str, Any]]) -> float:
     """max/min per-face reject rate, rates floored at :data:`REJECT_RATE_FLOOR` (1.0 if < 2 faces)."""
-    rates = [max(v["reject_rate"], REJECT_RATE_FLOOR) for v in per_face.values() if v["dice"]]
-    if len(rates) < 2:
-        return 1.0
-    return max(rates) / min(rates)
+    rates = np.array([v["reject_rate"] for v in per_face.values() if v["dice"]], np.float64)
+    return float(reject_ratios(rates[None, :])[0])
+
+
+def reject_ratios(rates: np.ndarray) -> np.ndarray:
+    """:func:`reject_ratio` of each row of per-face reject rates ``(N, faces)``, at once.
+
+    One rule for the eval and for simulations of it (``vision.training.ratio_noise``).
+    """
+    if rates.shape[-1] < 2:
+        return np.ones(rates.shape[:-1])
+    floored = np.maximum(rates, REJECT_RATE_FLOOR)
+    return floored.max(axis=-1) / floored.min(axis=-1)
 
 
 def reject_bias_p(per_face: dict[str, dict[str, Any]], shuffles: int = BIAS_SHUFFLES) -> float:

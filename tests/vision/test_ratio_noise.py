@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dicetower.vision.evaluate import reject_ratio
+from dicetower.vision.evaluate import reject_ratio, reject_ratios
 from dicetower.vision.training.ratio_noise import face_counts, main, pass_rate
 
 
@@ -15,11 +15,12 @@ def _manifest(folder: Path, faces: list[int]) -> Path:
     folder.mkdir(parents=True)
     lines = [{"image": f"images/{i}.jpg", "dice": [{"die": "d6", "face": f}]} for i, f in enumerate(faces)]
     lines.append({"image": "images/d20.jpg", "dice": [{"die": "d20", "face": 20}]})
+    lines.append({"image": "images/lean.jpg", "dice": [{"die": "d6", "face": 4, "cocked": True}]})
     (folder / "manifest.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     return folder
 
 
-def test_face_counts_come_from_the_labels_of_the_kinds_asked(tmp_path: Path) -> None:
+def test_face_counts_come_from_the_labels_of_the_kinds_asked_cocked_dice_apart(tmp_path: Path) -> None:
     folder = _manifest(tmp_path / "set", [1, 1, 2, 6, 6, 6])
     assert face_counts(folder, None, ["d6"]) == {"1": 2, "2": 1, "6": 3}
     assert face_counts(folder, None, ["d20"]) == {"20": 1}
@@ -37,6 +38,12 @@ def test_pass_rate_matches_the_evals_ratio_and_falls_as_rejects_rise() -> None:
     # The simulated ratio is the eval's: one reject in 30 dice of one face, none elsewhere.
     per_face = {str(f): {"dice": 30, "reject_rate": (1 / 30 if f == 6 else 0.0)} for f in range(1, 7)}
     assert reject_ratio(per_face) == pytest.approx((1 / 30) / 0.01)
+    # The simulation's batch form is the eval's rule, row by row.
+    rates = np.random.default_rng(3).choice([0.0, 0.005, 0.02, 0.1], size=(50, 6))
+    one_by_one = [
+        reject_ratio({str(f): {"dice": 30, "reject_rate": r} for f, r in enumerate(row)}) for row in rates
+    ]
+    assert np.allclose(reject_ratios(rates), one_by_one)
 
 
 def test_a_strong_bias_fails_more_often_than_no_bias_on_large_counts() -> None:

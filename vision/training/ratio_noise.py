@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..evaluate import REJECT_RATE_FLOOR, EvalError, select_entries
+from ..evaluate import EvalError, reject_ratios, select_entries
 from ..manifest import ManifestError
 
 __all__ = ["face_counts", "main", "pass_rate"]
@@ -47,7 +47,7 @@ def face_counts(folder: Path, split: str | None, kinds: list[str] | None) -> dic
     counts: Counter[str] = Counter()
     for entry in select_entries(folder, split=split, kinds=kinds):
         for die in entry.dice:
-            if die.face is not None:
+            if die.face is not None and not die.cocked:  # eval scores cocked dice apart
                 counts[str(die.face)] += 1
     return dict(sorted(counts.items(), key=lambda kv: int(kv[0])))
 
@@ -71,9 +71,7 @@ def pass_rate(
     base = reject_rate * n.sum() / float((weights * n).sum())
     p = np.clip(base * weights, 0.0, 1.0)
     rejected = rng.binomial(n[None, :], p[None, :], size=(trials, len(n)))
-    rates = np.maximum(rejected / n[None, :], REJECT_RATE_FLOOR)
-    ratio = rates.max(axis=1) / rates.min(axis=1)
-    return float((ratio <= limit).mean())
+    return float((reject_ratios(rejected / n[None, :]) <= limit).mean())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1522,7 +1522,7 @@ def main(argv: list[str] | None = None) -> int:
     data = build_cache(args.datasets, args.work / cache_name(args.errata), errata_dir=args.errata)
     if shares:
         data = thin_train(data, shares, args.seed)
-        log(f"train share {shares}: {int((data['split'] == 0).sum())} labelled train crops kept")
+        log(f"train share {shares}: {int((data['split'] == 0).sum())} train crops kept, all datasets")
     if args.synth > 0:
         name = f"synth{args.synth}" + (f"_marbled{args.synth_marbled:g}" if args.synth_marbled else "")
         synth = build_synth_cache(args.work / f"{name}.npz", args.synth, marbled=args.synth_marbled)
