@@ -187,6 +187,43 @@ def test_rank_reader_refuses_a_missing_model_or_dataset_folder(args: list[str], 
     assert says in capsys.readouterr().err
 
 
+def test_a_reject_rate_rejects_that_share_of_each_face_pooled_and_counts_each_dataset() -> None:
+    from dicetower.vision.training.rank_reader import Answers, outcomes_at
+
+    # Dataset "a": 10 dice per face read right at confidences 0.55 .. 1.0. Dataset "b": 10 dice
+    # per face read right at 0.95 .. 1.0 and 6 confidently wrong ones (a 1 read as a 2 at 0.97).
+    faces = np.repeat(np.arange(1, 7), 10)
+    a = Answers(_probs(faces, np.tile(np.linspace(0.55, 1.0, 10), 6)), faces, faces)
+    b_labels = np.concatenate([faces, np.ones(6, np.int64)])
+    b_pred = np.concatenate([faces, np.full(6, 2)])
+    b_conf = np.concatenate([np.tile(np.linspace(0.95, 1.0, 10), 6), np.full(6, 0.97)])
+    b = Answers(_probs(b_pred, b_conf), b_labels, b_pred)
+    thr, counts = outcomes_at({"a": a, "b": b}, 0.0)
+    assert counts == {"a": (60, 0, 0), "b": (60, 6, 0)}  # r 0 takes every best guess
+    assert thr[1] == pytest.approx(0.55)
+    thr, counts = outcomes_at({"a": a, "b": b}, 0.5)
+    # Half of each face's 20 right answers fall under its bar (pooled: the median lies between
+    # 0.95 and 0.956), so of "a" only its surest die per face (1.0) is taken.
+    assert thr[2] == pytest.approx(
+        float(np.quantile(np.concatenate([a.probs[10:20, 2], b.probs[10:20, 2]]), 0.5))
+    )
+    assert counts["a"] == (6, 0, 54)
+    assert counts["b"][1] == 6  # the wrong answers, surer than the bar, still pass
+    # A die whose most likely class is "not a die" is never taken, whatever the thresholds.
+    none = Answers(_probs(np.zeros(3, np.int64), np.full(3, 0.6)), np.array([1, 2, 3]), np.zeros(3, np.int64))
+    assert outcomes_at({"a": a, "none": none}, 0.0)[1]["none"] == (0, 0, 3)
+
+
+@pytest.mark.parametrize("text", ["0,x", "1.5", "-0.1", ",".join(["0.1"] * 51)])
+def test_rank_reader_refuses_reject_rates_that_are_not_shares(text: str, capsys) -> None:
+    from dicetower.vision.training.rank_reader import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--reject-rates", text])
+    assert exc.value.code == 2
+    assert "reject rates" in capsys.readouterr().err
+
+
 def _probs(pred: np.ndarray, conf: np.ndarray) -> np.ndarray:
     """Rows with ``conf`` on class ``pred`` and the rest spread evenly over the other six."""
     p = np.repeat(((1.0 - conf) / 6.0)[:, None], 7, axis=1)

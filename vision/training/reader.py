@@ -179,6 +179,7 @@ __all__ = [
     "make_model",
     "parse_augment",
     "thin_train",
+    "thresholds_at",
     "training_box",
     "turn_limits",
     "widen_state",
@@ -1175,7 +1176,13 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
     return best[1]
 
 
-def _thresholds_at(conf: np.ndarray, pred: np.ndarray, y: np.ndarray, r: float) -> dict[int, float]:
+def thresholds_at(conf: np.ndarray, pred: np.ndarray, y: np.ndarray, r: float) -> dict[int, float]:
+    """Per-face thresholds that reject the share ``r`` of each face's right answers (see below).
+
+    The threshold of face f is the r-quantile of the confidences of dice labelled f and read f;
+    a face with no such die gets 0.5. Shared by :func:`choose_thresholds` and ``rank_reader
+    --reject-rates``, which shows what each r would cost per dataset.
+    """
     thr = {}
     for f in range(1, 7):
         c = conf[(y == f) & (pred == f)]
@@ -1216,7 +1223,7 @@ def choose_thresholds(
     neg_keys = [int(k) for k in np.unique(neg_g)]
     best: tuple[float, float, dict[int, float], dict[int, tuple[float, float]]] | None = None
     for r in np.linspace(0.0, max_reject, 121):
-        thr = _thresholds_at(conf, pred, y, float(r))
+        thr = thresholds_at(conf, pred, y, float(r))
         t = np.array([thr.get(int(k), 2.0) if k >= 1 else 2.0 for k in pred])
         accepted = conf >= t
         rates = {}
