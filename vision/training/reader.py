@@ -93,6 +93,12 @@ each share gets its own synth cache file::
         --init vision/models/d6_reader.onnx --max-minutes 45 --epochs 1000 --hard-negatives \
         --synth 600 --synth-marbled 0.6 --seed 161 --tag mc_M --threads 1
 
+Session 16's nearest miss, R3 (BENCHMARKS.md; not shipped: it reads fewer of byler's train
+dice) is three runs chained, each ``--init`` the one before: the M command above plus
+``--other-dice``, 25 minutes, seed 162 (session 15's M2); 80 minutes more with ``--errata
+vision/training/errata``, seed 172; 45 minutes more adding ``--oblique epanemu-dice3 --oblique
+matteop65-d6-wood --oblique-turn 10 --second-view mirror``, seed 173.
+
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
 val --models OUT``) say it is better.
