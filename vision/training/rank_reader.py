@@ -36,7 +36,7 @@ from ..evaluate import select_entries
 from ..imageio import load_image_info
 from ..pips import D6Reader
 from .eval_reader import _gt_candidates
-from .reader import D6_DATASETS, thresholds_at
+from .reader import D6_DATASETS, taken, thresholds_at
 
 __all__ = ["Answers", "main", "outcomes_at", "read_labelled", "right_before_wrong"]
 
@@ -116,9 +116,8 @@ def outcomes_at(
     thr = thresholds_at(probs.max(1), probs.argmax(1), labels, r)
     out = {}
     for name, a in answers.items():
-        pred, conf = a.probs.argmax(1), a.probs.max(1)
-        bar = np.array([thr.get(int(k), 2.0) for k in pred])
-        took = (pred >= 1) & (conf >= bar)
+        pred = a.probs.argmax(1)
+        took = taken(a.probs.max(1), pred, thr)
         right = int((took & (pred == a.labels)).sum())
         wrong = int(took.sum()) - right
         out[name] = (right, wrong, len(pred) - right - wrong)

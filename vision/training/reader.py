@@ -184,6 +184,7 @@ __all__ = [
     "main",
     "make_model",
     "parse_augment",
+    "taken",
     "thin_train",
     "thresholds_at",
     "training_box",
@@ -1183,7 +1184,7 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
 
 
 def thresholds_at(conf: np.ndarray, pred: np.ndarray, y: np.ndarray, r: float) -> dict[int, float]:
-    """Per-face thresholds that reject the share ``r`` of each face's right answers (see below).
+    """Per-face thresholds that reject the share ``r`` of each face's right answers.
 
     The threshold of face f is the r-quantile of the confidences of dice labelled f and read f;
     a face with no such die gets 0.5. Shared by :func:`choose_thresholds` and ``rank_reader
@@ -1194,6 +1195,16 @@ def thresholds_at(conf: np.ndarray, pred: np.ndarray, y: np.ndarray, r: float) -
         c = conf[(y == f) & (pred == f)]
         thr[f] = float(np.quantile(c, r)) if len(c) else 0.5
     return thr
+
+
+def taken(conf: np.ndarray, pred: np.ndarray, thr: dict[int, float]) -> np.ndarray:
+    """Which answers ``thr`` accepts, as the runtime decides: a face whose threshold ``conf`` reaches.
+
+    ``pred`` is each answer's most likely class and ``conf`` its probability; class 0 ("not a
+    readable die") is never taken.
+    """
+    bar = np.array([thr.get(int(k), 2.0) if k >= 1 else 2.0 for k in pred], np.float64)
+    return np.asarray(conf) >= bar
 
 
 def choose_thresholds(
@@ -1230,15 +1241,13 @@ def choose_thresholds(
     best: tuple[float, float, dict[int, float], dict[int, tuple[float, float]]] | None = None
     for r in np.linspace(0.0, max_reject, 121):
         thr = thresholds_at(conf, pred, y, float(r))
-        t = np.array([thr.get(int(k), 2.0) if k >= 1 else 2.0 for k in pred])
-        accepted = conf >= t
+        accepted = taken(conf, pred, thr)
         rates = {}
         for k in keys:
             sel = g == k
             rates[k] = (float(np.mean(accepted[sel] & (pred[sel] != y[sel]))), float(np.mean(~accepted[sel])))
         if neg_keys:
-            t_neg = np.array([thr.get(int(k), 2.0) if k >= 1 else 2.0 for k in neg_pred])
-            read_as_face = neg_conf >= t_neg
+            read_as_face = taken(neg_conf, neg_pred, thr)
             for k in neg_keys:
                 rates[k] = (float(np.mean(read_as_face[neg_g == k])), 0.0)
         cost = float(np.mean([wrong_cost * w + rej for w, rej in rates.values()]))
