@@ -33,7 +33,7 @@ from ...vision.pips import ReaderModelError
 from ...vision.reader import frame_reader_for
 from ...vision.reading import Reading
 
-__all__ = ["MAX_SAVED_FAILURES", "register", "run"]
+__all__ = ["MAX_SAVED_FAILURES", "reader_from_args", "register", "run"]
 
 #: At most this many failed photos are saved per folder by ``--save-failures``.
 MAX_SAVED_FAILURES = 2000
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             raise ImageError(f"{folder}: no manifest.jsonl (expected one JSON object per photo)")
     if args.errata is not None and not args.errata.is_dir():
         raise EvalError(f"--errata {args.errata}: no such folder (it holds <folder name>.jsonl files)")
-    read = _reader(args)
+    read = reader_from_args(args)
     progress = sys.stderr.isatty()
     for folder in args.folders:
         name = folder.resolve().name
@@ -140,8 +140,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _reader(args: argparse.Namespace) -> ReadFn:
-    """The read function: ``--reader``'s, or the built-in reader on ``--models``' files."""
+def reader_from_args(args: argparse.Namespace) -> ReadFn:
+    """The read function: ``--reader``'s, or the built-in reader on ``--models``' files (eval, read)."""
     if args.models is None:
         return resolve_reader(args.reader)
     if args.reader != DEFAULT_READER:

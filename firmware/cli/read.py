@@ -10,9 +10,10 @@ from typing import Any
 
 import cv2
 
-from ...vision.evaluate import DEFAULT_READER, resolve_reader
+from ...vision.evaluate import DEFAULT_READER
 from ...vision.imageio import ImageError, load_image, load_image_info
 from ...vision.reading import Reading, ReadStatus
+from .eval import reader_from_args
 
 __all__ = ["format_reading", "register", "run"]
 
@@ -21,6 +22,7 @@ examples:
   dicetower read roll.jpg
   dicetower read roll.jpg --reference empty-tray.jpg --annotate /tmp/roll.png
   dicetower read roll.jpg --json
+  dicetower read roll.jpg --models my-reader      # a folder written by dicetower calibrate
 """
 
 
@@ -36,6 +38,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the reading as JSON")
     p.add_argument("--annotate", metavar="OUT.png", type=Path, help="write the photo with the reading drawn")
     p.add_argument("--reference", metavar="EMPTY", type=Path, help="photo of the empty tray, same light")
+    p.add_argument(
+        "--models",
+        metavar="DIR",
+        type=Path,
+        help="read with the d6_reader.onnx/.json and/or detector.onnx in DIR (e.g. from dicetower calibrate)",
+    )
     p.add_argument("--reader", default=DEFAULT_READER, metavar="MODULE:FUNC", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
@@ -65,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         raise ImageError(f"{args.annotate}: --annotate needs a .png, .jpg or .bmp file name")
     info = load_image_info(args.image)
     reference = load_image(args.reference) if args.reference is not None else None
-    read = resolve_reader(args.reader)
+    read = reader_from_args(args)
     start = time.perf_counter()
     reading = read(info.frame, reference)
     ms = (time.perf_counter() - start) * 1000.0

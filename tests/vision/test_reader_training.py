@@ -232,7 +232,7 @@ def _probs(pred: np.ndarray, conf: np.ndarray) -> np.ndarray:
 
 
 def test_thresholds_price_another_die_read_as_a_face_like_a_wrong_face() -> None:
-    from dicetower.vision.training.reader import choose_thresholds
+    from dicetower.vision.thresholds import choose_thresholds
 
     # 100 val dice per face, all read right, confidences evenly 0.5 .. 1.0
     faces = np.repeat(np.arange(1, 7), 100)

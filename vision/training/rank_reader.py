@@ -16,7 +16,7 @@ ranks its answers, whatever the thresholds (BENCHMARKS.md, session 7).
 
 ``--reject-rates 0,0.02,0.05,0.1`` also prints, per reader, what the trainer's calibration would
 accept at each reject rate r: thresholds made as the trainer makes them
-(:func:`~dicetower.vision.training.reader.thresholds_at`, one per face, pooled over every d6
+(:func:`~dicetower.vision.thresholds.thresholds_at`, one per face, pooled over every d6
 dataset read, tomitomi3 included as in training), then right / wrong / rejected per dataset.
 Why: one set of thresholds serves every dataset, and the trainer picks r by a cost that the
 dataset with the most confidently wrong answers dominates; this shows what that r costs the
@@ -35,8 +35,9 @@ import numpy as np
 from ..evaluate import select_entries
 from ..imageio import load_image_info
 from ..pips import D6Reader
+from ..thresholds import taken, thresholds_at
 from .eval_reader import _gt_candidates
-from .reader import D6_DATASETS, taken, thresholds_at
+from .reader import D6_DATASETS
 
 __all__ = ["Answers", "main", "outcomes_at", "read_labelled", "right_before_wrong"]
 

@@ -159,6 +159,7 @@ from ..pips import (
     turned_fit,
     upright_crops,
 )
+from ..thresholds import choose_thresholds
 from .onnx_weights import onnx_initializers
 from .splits import split_of
 
@@ -184,9 +185,7 @@ __all__ = [
     "main",
     "make_model",
     "parse_augment",
-    "taken",
     "thin_train",
-    "thresholds_at",
     "training_box",
     "turn_limits",
     "widen_state",
@@ -1181,87 +1180,6 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
         nll = -np.mean(np.log(p[np.arange(len(labels)), labels] + 1e-12))
         best = min(best, (nll, float(t)))
     return best[1]
-
-
-def thresholds_at(conf: np.ndarray, pred: np.ndarray, y: np.ndarray, r: float) -> dict[int, float]:
-    """Per-face thresholds that reject the share ``r`` of each face's right answers.
-
-    The threshold of face f is the r-quantile of the confidences of dice labelled f and read f;
-    a face with no such die gets 0.5. Shared by :func:`choose_thresholds` and ``rank_reader
-    --reject-rates``, which shows what each r would cost per dataset.
-    """
-    thr = {}
-    for f in range(1, 7):
-        c = conf[(y == f) & (pred == f)]
-        thr[f] = float(np.quantile(c, r)) if len(c) else 0.5
-    return thr
-
-
-def taken(conf: np.ndarray, pred: np.ndarray, thr: dict[int, float]) -> np.ndarray:
-    """Which answers ``thr`` accepts, as the runtime decides: a face whose threshold ``conf`` reaches.
-
-    ``pred`` is each answer's most likely class and ``conf`` its probability; class 0 ("not a
-    readable die") is never taken.
-    """
-    bar = np.array([thr.get(int(k), 2.0) if k >= 1 else 2.0 for k in pred], np.float64)
-    return np.asarray(conf) >= bar
-
-
-def choose_thresholds(
-    probs: np.ndarray,
-    labels: np.ndarray,
-    groups: np.ndarray | None = None,
-    wrong_cost: float = 30.0,
-    max_reject: float = 0.1,
-    negative_groups: tuple[int, ...] = (),
-) -> tuple[dict[int, float], dict[str, Any]]:
-    """Per-face thresholds with an equal reject rate r per face, r chosen by cost on val.
-
-    For a reject rate r the threshold of face f is the r-quantile of the confidences of val
-    dice *labelled* f and predicted f, so each face loses the same share (no face is favoured).
-    r minimises ``wrong_cost * confidently_wrong + rejected`` averaged over the groups
-    (datasets, each counted equally): a wrong face silently changes a game, a rejected die only
-    costs a re-roll, so one wrong read is priced as ``wrong_cost`` re-rolls. (A hard cap such as
-    "0.3 % wrong" is not reachable on every dataset at a sane reject rate, and then one hard
-    dataset would decide the rejections everywhere.) r is capped at ``max_reject``: a tower
-    that re-rolls more than one die in ten by doubt alone is not usable either.
-
-    ``negative_groups`` are groups of class-0 crops that must not be read as a face (other
-    kinds of dice): each is one more group in the average, whose "wrong" is the share of its
-    crops accepted as a face and whose rejections cost nothing (rejecting them is right).
-    """
-    all_groups = groups if groups is not None else np.zeros(len(labels), np.int64)
-    dice = labels > 0
-    p, y, g = probs[dice], labels[dice], all_groups[dice]
-    pred, conf = p.argmax(1), p.max(1)
-    keys = [int(k) for k in np.unique(g)]
-    neg = (labels == 0) & np.isin(all_groups, negative_groups)
-    neg_pred, neg_conf, neg_g = probs[neg].argmax(1), probs[neg].max(1), all_groups[neg]
-    neg_keys = [int(k) for k in np.unique(neg_g)]
-    best: tuple[float, float, dict[int, float], dict[int, tuple[float, float]]] | None = None
-    for r in np.linspace(0.0, max_reject, 121):
-        thr = thresholds_at(conf, pred, y, float(r))
-        accepted = taken(conf, pred, thr)
-        rates = {}
-        for k in keys:
-            sel = g == k
-            rates[k] = (float(np.mean(accepted[sel] & (pred[sel] != y[sel]))), float(np.mean(~accepted[sel])))
-        if neg_keys:
-            read_as_face = taken(neg_conf, neg_pred, thr)
-            for k in neg_keys:
-                rates[k] = (float(np.mean(read_as_face[neg_g == k])), 0.0)
-        cost = float(np.mean([wrong_cost * w + rej for w, rej in rates.values()]))
-        if best is None or cost < best[0] - 1e-9:
-            best = (cost, float(r), thr, rates)
-    assert best is not None
-    cost, r, thr, rates = best
-    stats = {
-        "reject_rate_target": round(r, 4),
-        "wrong_cost": wrong_cost,
-        "val_wrong_by_group": {str(k): round(w, 4) for k, (w, _rej) in rates.items()},
-        "val_rejected_by_group": {str(k): round(rej, 4) for k, (_w, rej) in rates.items()},
-    }
-    return thr, stats
 
 
 def export(model: Any, path: Path, channels: int = 1) -> None:

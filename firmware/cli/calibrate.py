@@ -1,0 +1,126 @@
+"""``dicetower calibrate DIR [DIR...] --out MODELS``: the reader's thresholds, chosen on your own photos.
+
+The rule and why it exists are in :mod:`dicetower.vision.calibrate`; this module runs it and
+prints what it chose. The folder it writes is read with ``--models`` (``dicetower eval``,
+``dicetower read``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from ...vision.calibrate import (
+    CalibrationError,
+    calibrate,
+    check_out,
+    check_price,
+    open_reader,
+    read_answers,
+    write_card,
+)
+from ...vision.detector import DetectorError
+from ...vision.imageio import ImageError
+from ...vision.pips import ReaderModelError
+from ...vision.thresholds import MAX_REJECT, WRONG_COST
+from .eval import _positive
+
+__all__ = ["register", "run"]
+
+EXAMPLES = """\
+examples:
+  dicetower calibrate recordings/ --out my-reader
+  dicetower eval more-recordings/ --models my-reader
+  dicetower calibrate ../shared/datasets/byler-d6 --split val --errata vision/training/errata --out /tmp/byler
+"""
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "calibrate",
+        help="choose the reader's thresholds on your own labelled photos",
+        description="Read every labelled d6 photo of the folders as the tower reads them, choose how sure "
+        "the reader must be of each face (one reject rate for every face, one wrong face priced as "
+        "--wrong-cost re-rolls), and write a model folder for --models. The network is not changed.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("folders", nargs="+", metavar="DIR", type=Path, help="folder with manifest.jsonl")
+    p.add_argument("--out", required=True, metavar="MODELS", type=Path, help="model folder to write")
+    p.add_argument("--models", metavar="DIR", type=Path, help="calibrate these models (default: shipped)")
+    p.add_argument("--split", choices=("train", "val", "test"), help="only photos of this split")
+    p.add_argument("--limit", metavar="N", type=_positive, help="read N photos per folder, spread evenly")
+    p.add_argument(
+        "--errata", metavar="DIR", type=Path, help="correct labels first (as dicetower eval --errata)"
+    )
+    p.add_argument(
+        "--wrong-cost",
+        type=float,
+        default=WRONG_COST,
+        metavar="N",
+        help="re-rolls one wrong face is worth (default %(default)g)",
+    )
+    p.add_argument(
+        "--max-reject",
+        type=float,
+        default=MAX_REJECT,
+        metavar="R",
+        help="highest share of right answers to give up (default %(default)g)",
+    )
+    p.add_argument("--force", action="store_true", help="write into a folder that holds other files")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    for folder in args.folders:
+        if not (folder / "manifest.jsonl").is_file():
+            raise ImageError(f"{folder}: no manifest.jsonl (expected one JSON object per photo)")
+    if args.errata is not None and not args.errata.is_dir():
+        raise CalibrationError(f"--errata {args.errata}: no such folder (it holds <folder name>.jsonl files)")
+    check_out(args.out, args.models, args.force)
+    check_price(args.wrong_cost, args.max_reject)  # before any photo is read
+    try:
+        reader = open_reader(args.models)
+    except (FileNotFoundError, ReaderModelError, DetectorError) as exc:
+        raise CalibrationError(str(exc)) from None
+    answers = read_answers(reader, args.folders, split=args.split, errata_dir=args.errata, limit=args.limit)
+    result = calibrate(answers, wrong_cost=args.wrong_cost, max_reject=args.max_reject)
+    provenance = {
+        "folders": list(answers.folders),
+        "split": args.split,
+        "errata": None if args.errata is None else args.errata.name,
+        "photos": answers.photos,
+        "dice": len(answers.labels),
+        "base": "shipped" if args.models is None else args.models.name,
+    }
+    written = write_card(reader, args.models, args.out, result, provenance)
+    summary = {
+        "out": str(args.out),
+        "written": written,
+        "reject_rate": result.stats["reject_rate_target"],
+        "thresholds": {str(f): v for f, v in result.thresholds.items()},
+        "in_sample": {
+            name: {"right": r, "wrong": w, "rejected": rej} for name, (r, w, rej) in result.outcomes.items()
+        },
+        "missed": answers.missed,
+        "errors": answers.errors,
+        **{k: provenance[k] for k in ("photos", "dice")},
+    }
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    print(
+        f"calibrated on {summary['dice']} dice in {summary['photos']} photos: reject rate "
+        f"{summary['reject_rate']:g}, thresholds "
+        + "  ".join(f"{f}: {v:.3f}" for f, v in summary["thresholds"].items())
+    )
+    for name, c in summary["in_sample"].items():
+        print(f"  {name}: right {c['right']}, wrong {c['wrong']}, rejected {c['rejected']} (on these photos)")
+    if answers.missed or answers.errors:
+        print(f"  not located (no threshold changes them): {answers.missed}; unread photos: {answers.errors}")
+    print(f"wrote {args.out}: {', '.join(written)}")
+    print(f"judge it on other photos: dicetower eval DIR --models {args.out}")
+    return 0

@@ -1,0 +1,231 @@
+"""Calibrate the face reader's thresholds on a tower's own labelled photos.
+
+Why: the shipped thresholds are one set for every camera. They are chosen on the shared
+datasets' val photos, where the oblique phone shots of ``epanemu-dice3`` are read confidently
+wrong most often, and the price of those wrong reads raises every face's threshold; a top-down
+tower then rejects dice it reads right (BENCHMARKS.md, sessions 16 and 17). A tower sees one tray
+under one camera, so its own recordings (the manifest format, ``docs/vision.md``) say best how
+sure its reader must be. The network is not changed: only the thresholds are chosen again.
+
+How, end to end as the tower reads (detector, crops, second look, "not a die" drop): every
+labelled photo is read with every face threshold at zero, so each located die gives its most
+likely class and that class's probability; labels are matched to read dice by eval's rule
+(:func:`dicetower.vision.evaluate.match_dice`). Thresholds are then chosen by the trainer's
+rule (:func:`dicetower.vision.thresholds.choose_reject_rate`: one reject rate for every face,
+priced ``wrong_cost`` re-rolls per wrong face, capped), each folder one group of the average.
+A labelled die the detector misses takes no part (no threshold changes it); one the reader can
+read at no threshold (too small, cut off, most likely "not a die") counts as rejected at every
+rate, as it is in the trainer's calibration. Cocked dice (no face up) take no part.
+
+Figures in the report are in-sample (the photos the thresholds were chosen on): judge the card
+with ``dicetower eval OTHER_PHOTOS --models OUT``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .detector import MODEL_PATH as SHIPPED_DETECTOR
+from .errata import errata_for
+from .evaluate import evaluate_folder, select_entries
+from .reader import FrameReader, frame_reader_for
+from .thresholds import MAX_REJECT, WRONG_COST, choose_reject_rate, taken
+
+__all__ = [
+    "MIN_RIGHT_PER_FACE",
+    "Answers",
+    "Calibration",
+    "CalibrationError",
+    "calibrate",
+    "check_out",
+    "check_price",
+    "open_reader",
+    "read_answers",
+    "write_card",
+]
+
+#: Fewest dice per face the reader must have read right to set that face's threshold: the
+#: r-quantile of fewer is one or two dice, not a rate.
+MIN_RIGHT_PER_FACE = 10
+_READER_FILES = ("d6_reader.onnx", "d6_reader.json")
+_DETECTOR_FILES = ("detector.onnx", "detector.json")
+_SHIPPED = SHIPPED_DETECTOR.parent.resolve()  # the shipped reader and detector live together
+
+
+class CalibrationError(ValueError):
+    """Calibration cannot be done as asked; says why."""
+
+
+@dataclass
+class Answers:
+    """The labelled d6 dice of some folders as the reader read them with no threshold."""
+
+    folders: tuple[str, ...]  #: folder names, one group each
+    conf: list[float] = field(default_factory=list)  #: probability of the most likely class
+    pred: list[int] = field(default_factory=list)  #: most likely class (0 = not a readable die)
+    labels: list[int] = field(default_factory=list)  #: labelled face
+    groups: list[int] = field(default_factory=list)  #: index into ``folders``
+    photos: int = 0
+    missed: int = 0  #: labelled dice no read die was matched to (no threshold changes them)
+    errors: int = 0  #: photos that failed to load or read
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return (
+            np.asarray(self.conf, np.float64),
+            np.asarray(self.pred, np.int64),
+            np.asarray(self.labels, np.int64),
+            np.asarray(self.groups, np.int64),
+        )
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Chosen thresholds, the price's figures, and right / wrong / rejected per folder (in-sample)."""
+
+    thresholds: dict[int, float]
+    stats: dict[str, Any]
+    outcomes: dict[str, tuple[int, int, int]]
+
+
+def open_reader(models: Path | None) -> FrameReader:
+    """The reader to calibrate: the shipped pair, or the candidate pair in ``models``."""
+    return FrameReader() if models is None else frame_reader_for(models)
+
+
+def read_answers(
+    reader: FrameReader,
+    folders: Sequence[Path],
+    *,
+    split: str | None = None,
+    errata_dir: Path | None = None,
+    limit: int | None = None,
+) -> Answers:
+    """Read every labelled d6 of ``folders`` end to end with the face thresholds at zero.
+
+    The reader's own thresholds are put back afterwards. ``errata_dir`` corrects labels first
+    (:mod:`dicetower.vision.errata`); ``split`` and ``limit`` choose photos as eval does.
+    """
+    names = tuple(Path(f).resolve().name for f in folders)
+    if len(set(names)) != len(names):
+        raise CalibrationError(f"each folder once: {', '.join(names)}")
+    answers = Answers(names)
+    saved = dict(reader.faces.thresholds)
+    reader.faces.thresholds = dict.fromkeys(range(1, 7), 0.0)
+    try:
+        for g, folder in enumerate(folders):
+            errata = errata_for(Path(folder), errata_dir) if errata_dir is not None else []
+            entries = select_entries(Path(folder), split=split, limit=limit, kinds=["d6"], errata=errata)
+            for result in evaluate_folder(folder, reader.read, entries=entries):
+                answers.photos += 1
+                answers.errors += result.error is not None
+                for s in result.scored:
+                    if s.label.cocked:  # no face up: nothing to be right about
+                        continue
+                    if s.read is None:
+                        answers.missed += 1
+                        continue
+                    answers.conf.append(float(s.read.confidence))
+                    answers.pred.append(int(s.read.face or 0))
+                    answers.labels.append(int(s.label.face))
+                    answers.groups.append(g)
+    finally:
+        reader.faces.thresholds = saved
+    return answers
+
+
+def check_price(wrong_cost: float, max_reject: float) -> None:
+    """Refuse a price that is not a finite number of re-rolls, or a reject cap outside [0, 1)."""
+    if not (math.isfinite(wrong_cost) and wrong_cost >= 0):
+        raise CalibrationError(f"wrong_cost is a number of re-rolls, at least 0: got {wrong_cost}")
+    if not 0.0 <= max_reject < 1.0:
+        raise CalibrationError(f"max_reject is a share of right answers from 0 to below 1: got {max_reject}")
+
+
+def calibrate(
+    answers: Answers, *, wrong_cost: float = WRONG_COST, max_reject: float = MAX_REJECT
+) -> Calibration:
+    """Thresholds for ``answers`` (see the module docstring) and what they do to each folder."""
+    conf, pred, labels, groups = answers.arrays()
+    right = np.bincount(labels[pred == labels], minlength=7)[1:]
+    short = {f: int(n) for f, n in zip(range(1, 7), right, strict=True) if n < MIN_RIGHT_PER_FACE}
+    if short:
+        counts = ", ".join(f"{f}: {n}" for f, n in short.items())
+        raise CalibrationError(
+            f"too few dice read right to set a threshold (each face needs {MIN_RIGHT_PER_FACE}; {counts});"
+            " label more photos"
+        )
+    check_price(wrong_cost, max_reject)
+    chosen, stats = choose_reject_rate(
+        conf, pred, labels, groups, wrong_cost=wrong_cost, max_reject=max_reject
+    )
+    # Rounded *down* to the card's 5 decimals: at reject rate 0 a face's threshold is its least
+    # sure right die's probability, and rounding up would reject that die.
+    thr = {f: math.floor(v * 1e5) / 1e5 for f, v in chosen.items()}
+    stats["groups"] = {str(i): n for i, n in enumerate(answers.folders)}
+    took = taken(conf, pred, thr)
+    outcomes = {}
+    for g, name in enumerate(answers.folders):
+        sel = groups == g
+        r = int((took & sel & (pred == labels)).sum())
+        w = int((took & sel).sum()) - r
+        outcomes[name] = (r, w, int(sel.sum()) - r - w)
+    return Calibration(thr, stats, outcomes)
+
+
+def write_card(
+    reader: FrameReader, base: Path | None, out: Path, calibration: Calibration, provenance: dict[str, Any]
+) -> list[str]:
+    """Write a model folder for ``--models``: the base's files with the new thresholds.
+
+    The detector that read the photos is copied too, so the folder reads as calibrated even
+    after the shipped detector changes. Returns the names written.
+    """
+    out = Path(out)
+    check_out(out, base, force=True)
+    src = _models_dir(base)
+    card = dict(reader.faces.meta)
+    card["thresholds"] = {str(f): float(v) for f, v in calibration.thresholds.items()}
+    card["calibration"] = calibration.stats
+    card["calibrated_for"] = provenance
+    reader_dir = src if (src / _READER_FILES[0]).is_file() else _SHIPPED
+    detector_dir = src if (src / _DETECTOR_FILES[0]).is_file() else _SHIPPED
+    names = [_READER_FILES[0]]
+    if (second := card.get("second_reader")) is not None:
+        names.append(str(second))
+    out.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        shutil.copyfile(reader_dir / name, out / name)
+    for name in _DETECTOR_FILES:
+        if (detector_dir / name).is_file():
+            shutil.copyfile(detector_dir / name, out / name)
+            names.append(name)
+    (out / _READER_FILES[1]).write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    return [*names, _READER_FILES[1]]
+
+
+def _models_dir(base: Path | None) -> Path:
+    return Path(base).resolve() if base is not None else _SHIPPED
+
+
+def check_out(out: Path, base: Path | None, force: bool = False) -> None:
+    """Refuse an ``--out`` that is the models being calibrated (or the shipped ones), always, and
+    one that holds anything but a model folder's files unless ``force``; before any photo is read."""
+    out = Path(out)
+    if out.resolve() in (_models_dir(base), _SHIPPED):
+        raise CalibrationError(f"{out}: would overwrite the models it calibrates; choose another --out")
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise CalibrationError(f"{out}: not a folder")
+    ours = {*_READER_FILES, *_DETECTOR_FILES}
+    others = sorted(p.name for p in out.iterdir() if p.name not in ours and not p.name.endswith(".onnx"))
+    if others and not force:
+        raise CalibrationError(f"{out}: holds other files ({', '.join(others[:3])}); choose an empty folder")
