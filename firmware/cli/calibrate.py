@@ -22,10 +22,9 @@ from ...vision.calibrate import (
     write_card,
 )
 from ...vision.detector import DetectorError
-from ...vision.imageio import ImageError
 from ...vision.pips import ReaderModelError
 from ...vision.thresholds import MAX_REJECT, WRONG_COST
-from .eval import _positive
+from .eval import _positive, check_labelled_folders
 
 __all__ = ["register", "run"]
 
@@ -75,11 +74,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for folder in args.folders:
-        if not (folder / "manifest.jsonl").is_file():
-            raise ImageError(f"{folder}: no manifest.jsonl (expected one JSON object per photo)")
-    if args.errata is not None and not args.errata.is_dir():
-        raise CalibrationError(f"--errata {args.errata}: no such folder (it holds <folder name>.jsonl files)")
+    check_labelled_folders(args.folders, args.errata)
     check_out(args.out, args.models, args.force)
     check_price(args.wrong_cost, args.max_reject)  # before any photo is read
     try:

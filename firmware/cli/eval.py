@@ -33,7 +33,7 @@ from ...vision.pips import ReaderModelError
 from ...vision.reader import frame_reader_for
 from ...vision.reading import Reading
 
-__all__ = ["MAX_SAVED_FAILURES", "reader_from_args", "register", "run"]
+__all__ = ["MAX_SAVED_FAILURES", "check_labelled_folders", "reader_from_args", "register", "run"]
 
 #: At most this many failed photos are saved per folder by ``--save-failures``.
 MAX_SAVED_FAILURES = 2000
@@ -104,12 +104,17 @@ def _kinds(text: str) -> tuple[str, ...]:
     return kinds
 
 
-def run(args: argparse.Namespace) -> int:
-    for folder in args.folders:
+def check_labelled_folders(folders: list[Path], errata: Path | None) -> None:
+    """Refuse, before any photo is read, a folder without a manifest or a missing errata folder."""
+    for folder in folders:
         if not (folder / "manifest.jsonl").is_file():
             raise ImageError(f"{folder}: no manifest.jsonl (expected one JSON object per photo)")
-    if args.errata is not None and not args.errata.is_dir():
-        raise EvalError(f"--errata {args.errata}: no such folder (it holds <folder name>.jsonl files)")
+    if errata is not None and not errata.is_dir():
+        raise EvalError(f"--errata {errata}: no such folder (it holds <folder name>.jsonl files)")
+
+
+def run(args: argparse.Namespace) -> int:
+    check_labelled_folders(args.folders, args.errata)
     read = reader_from_args(args)
     progress = sys.stderr.isatty()
     for folder in args.folders:
