@@ -15,7 +15,9 @@ rule (:func:`dicetower.vision.thresholds.choose_reject_rate`: one reject rate fo
 priced ``wrong_cost`` re-rolls per wrong face, capped), each folder one group of the average.
 A labelled die the detector misses takes no part (no threshold changes it); one the reader can
 read at no threshold (too small, cut off, most likely "not a die") counts as rejected at every
-rate, as it is in the trainer's calibration. Cocked dice (no face up) take no part.
+rate, as it is in the trainer's calibration. Cocked dice (no face up) take no part, nor do read
+dice that match no label: a folder's labels may leave real dice out, so they are not priced as
+phantom faces (eval still counts them, ``false_positives_read``).
 
 Figures in the report are in-sample (the photos the thresholds were chosen on): judge the card
 with ``dicetower eval OTHER_PHOTOS --models OUT``.
