@@ -97,7 +97,9 @@ Session 16's nearest miss, R3 (BENCHMARKS.md; not shipped: it reads fewer of byl
 dice) is three runs chained, each ``--init`` the one before: the M command above plus
 ``--other-dice``, 25 minutes, seed 162 (session 15's M2); 80 minutes more with ``--errata
 vision/training/errata``, seed 172; 45 minutes more adding ``--oblique epanemu-dice3 --oblique
-matteop65-d6-wood --oblique-turn 10 --second-view mirror``, seed 173.
+matteop65-d6-wood --oblique-turn 10 --second-view mirror``, seed 173. Session 17's R4b (read
+more test dice right than the shipped reader but 2 matteop65 dice short of its rule) is R3's last
+stage run 75 minutes more from R3's state, seed 176.
 
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
