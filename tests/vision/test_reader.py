@@ -632,3 +632,22 @@ def test_a_card_with_a_bad_second_reader_is_refused(tmp_path: Path, card: dict, 
     (tmp_path / "d6_reader.json").write_text(json.dumps({**meta, **card}))
     with pytest.raises(ReaderModelError, match=says):
         D6Reader(tmp_path)
+
+
+def test_kept_candidate_readers_load_and_are_not_the_shipped_one() -> None:
+    """vision/training/candidates: readers measured but not shipped must stay readable with --models."""
+    import hashlib
+
+    from dicetower.vision.training import candidates
+
+    folders = sorted(
+        p for p in Path(candidates.__file__).parent.iterdir() if p.is_dir() and p.name != "__pycache__"
+    )
+    assert folders, "no candidate folders"
+    from dicetower.vision.detector import MODEL_PATH  # the shipped reader lives beside the detector
+
+    shipped = hashlib.sha256((MODEL_PATH.parent / "d6_reader.onnx").read_bytes()).digest()
+    for folder in folders:
+        reader = D6Reader(folder)
+        assert set(reader.thresholds) == set(range(1, 7))
+        assert hashlib.sha256((folder / "d6_reader.onnx").read_bytes()).digest() != shipped

@@ -99,7 +99,8 @@ dice) is three runs chained, each ``--init`` the one before: the M command above
 vision/training/errata``, seed 172; 45 minutes more adding ``--oblique epanemu-dice3 --oblique
 matteop65-d6-wood --oblique-turn 10 --second-view mirror``, seed 173. Session 17's R4b (read
 more test dice right than the shipped reader but 2 matteop65 dice short of its rule) is R3's last
-stage run 75 minutes more from R3's state, seed 176.
+stage run 75 minutes more from R3's state, seed 176; its card is kept, not shipped, in
+``vision/training/candidates/r4b``.
 
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
