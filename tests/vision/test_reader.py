@@ -638,14 +638,11 @@ def test_kept_candidate_readers_load_and_are_not_the_shipped_one() -> None:
     """vision/training/candidates: readers measured but not shipped must stay readable with --models."""
     import hashlib
 
+    from dicetower.vision.detector import MODEL_PATH  # the shipped reader lives beside the detector
     from dicetower.vision.training import candidates
 
-    folders = sorted(
-        p for p in Path(candidates.__file__).parent.iterdir() if p.is_dir() and p.name != "__pycache__"
-    )
+    folders = sorted(p.parent for p in Path(candidates.__file__).parent.glob("*/d6_reader.onnx"))
     assert folders, "no candidate folders"
-    from dicetower.vision.detector import MODEL_PATH  # the shipped reader lives beside the detector
-
     shipped = hashlib.sha256((MODEL_PATH.parent / "d6_reader.onnx").read_bytes()).digest()
     for folder in folders:
         reader = D6Reader(folder)
