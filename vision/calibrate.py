@@ -39,7 +39,7 @@ from .detector import MODEL_PATH as SHIPPED_DETECTOR
 from .errata import errata_for
 from .evaluate import evaluate_folder, select_entries
 from .reader import FrameReader, frame_reader_for
-from .thresholds import MAX_REJECT, WRONG_COST, choose_reject_rate, taken
+from .thresholds import MAX_REJECT, WRONG_COST, choose_reject_rate, outcome_counts
 
 __all__ = [
     "MIN_RIGHT_PER_FACE",
@@ -172,13 +172,10 @@ def calibrate(
     # sure right die's probability, and rounding up would reject that die.
     thr = {f: math.floor(v * 1e5) / 1e5 for f, v in chosen.items()}
     stats["groups"] = {str(i): n for i, n in enumerate(answers.folders)}
-    took = taken(conf, pred, thr)
-    outcomes = {}
-    for g, name in enumerate(answers.folders):
-        sel = groups == g
-        r = int((took & sel & (pred == labels)).sum())
-        w = int((took & sel).sum()) - r
-        outcomes[name] = (r, w, int(sel.sum()) - r - w)
+    outcomes = {
+        name: outcome_counts(conf[groups == g], pred[groups == g], labels[groups == g], thr)
+        for g, name in enumerate(answers.folders)
+    }
     return Calibration(thr, stats, outcomes)
 
 

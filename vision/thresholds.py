@@ -1,10 +1,12 @@
 """Per-face acceptance thresholds: how sure the face reader must be before a face counts.
 
-One acceptance rule serves the runtime (:meth:`dicetower.vision.pips.D6Reader.decide`), the
-trainer's calibration (``vision/training/reader.py``), its sweep (``rank_reader
---reject-rates``) and a tower's own calibration (``dicetower calibrate``,
-:mod:`dicetower.vision.calibrate`): a die's answer is its most likely class, taken when that
-class is a face whose threshold the probability reaches (:func:`taken`).
+One acceptance rule, :func:`taken`, serves the trainer's calibration (``vision/training/reader.py``),
+its sweep (``rank_reader --reject-rates``) and a tower's own calibration (``dicetower calibrate``,
+:mod:`dicetower.vision.calibrate`): a die's answer is its most likely class, taken when that class
+is a face whose threshold the probability reaches. The runtime
+(:meth:`dicetower.vision.pips.D6Reader.decide`) applies the same rule to one die at a time in
+plain floats, since it runs per die on every frame; ``tests/vision/test_calibrate.py`` checks
+that eval with a calibrated card counts what calibrate counted.
 
 Why one threshold per face at an equal reject rate (:func:`thresholds_at`): a reader that
 rejects 6s more often than 1s biases every roll, so each face gives up the same share of its
@@ -27,6 +29,7 @@ __all__ = [
     "WRONG_COST",
     "choose_reject_rate",
     "choose_thresholds",
+    "outcome_counts",
     "taken",
     "thresholds_at",
 ]
@@ -62,6 +65,16 @@ def taken(conf: np.ndarray, pred: np.ndarray, thr: dict[int, float]) -> np.ndarr
     """
     bar = np.array([thr.get(int(k), 2.0) if k >= 1 else 2.0 for k in pred], np.float64)
     return np.asarray(conf) >= bar
+
+
+def outcome_counts(
+    conf: np.ndarray, pred: np.ndarray, labels: np.ndarray, thr: dict[int, float]
+) -> tuple[int, int, int]:
+    """Right, wrong and rejected answers when ``thr`` decides (:func:`taken`)."""
+    took = taken(conf, pred, thr)
+    right = int((took & (np.asarray(pred) == np.asarray(labels))).sum())
+    wrong = int(took.sum()) - right
+    return right, wrong, len(took) - right - wrong
 
 
 def choose_thresholds(

@@ -35,7 +35,7 @@ import numpy as np
 from ..evaluate import select_entries
 from ..imageio import load_image_info
 from ..pips import D6Reader
-from ..thresholds import taken, thresholds_at
+from ..thresholds import outcome_counts, thresholds_at
 from .eval_reader import _gt_candidates
 from .reader import D6_DATASETS
 
@@ -115,13 +115,9 @@ def outcomes_at(
     probs = np.concatenate([a.probs for a in answers.values()])
     labels = np.concatenate([a.labels for a in answers.values()])
     thr = thresholds_at(probs.max(1), probs.argmax(1), labels, r)
-    out = {}
-    for name, a in answers.items():
-        pred = a.probs.argmax(1)
-        took = taken(a.probs.max(1), pred, thr)
-        right = int((took & (pred == a.labels)).sum())
-        wrong = int(took.sum()) - right
-        out[name] = (right, wrong, len(pred) - right - wrong)
+    out = {
+        name: outcome_counts(a.probs.max(1), a.probs.argmax(1), a.labels, thr) for name, a in answers.items()
+    }
     return thr, out
 
 
