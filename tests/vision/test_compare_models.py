@@ -73,3 +73,15 @@ def test_a_broken_manifest_is_a_usage_error_naming_its_line(tmp_path: Path, caps
     with pytest.raises(SystemExit) as exit_:
         main(["shipped", "--datasets", str(tmp_path)])
     assert exit_.value.code == 2 and "manifest.jsonl:1" in capsys.readouterr().err
+
+
+def test_zero_thresholds_take_every_located_die_at_its_best_face(datasets: Path) -> None:
+    (usual,) = compare(["shipped"], datasets, None)
+    (ceiling,) = compare(["shipped"], datasets, None, zero_thresholds=True)
+    for name, r in ceiling["datasets"].items():
+        # Nothing the reader calls a face is rejected; only "not a die" answers still are.
+        assert r["correct"] >= usual["datasets"][name]["correct"]
+        assert (
+            r["correct"] + r["wrong"] >= usual["datasets"][name]["correct"] + usual["datasets"][name]["wrong"]
+        )
+        assert r["missed"] == usual["datasets"][name]["missed"]  # the detector is not changed

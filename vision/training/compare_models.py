@@ -14,6 +14,10 @@ Run::
 --models`` takes it. The d6 datasets are scored with ``--kinds d6``, and the d20 photos
 (:data:`OTHER_DICE`) with ``--kinds d20``. On those, every d6 face read (a wrong read, or a false
 positive read as a face) is a die that is not there: the ``d20: d6 faces`` column.
+
+``--zero-thresholds`` reads with every face threshold at zero, so each located die is taken at
+its most likely face: the most a reader's network and detector can get right, which no choice
+of thresholds can pass (BENCHMARKS.md, session 17: byler's ceiling).
 """
 
 from __future__ import annotations
@@ -40,8 +44,10 @@ SHIPPED = "shipped"
 COUNTS = ("correct", "wrong", "rejected", "missed", "false_positives", "false_positives_read")
 
 
-def _reader(models: str) -> ReadFn:
+def _reader(models: str, zero_thresholds: bool = False) -> ReadFn:
     frame_reader = FrameReader() if models == SHIPPED else frame_reader_for(models)
+    if zero_thresholds:
+        frame_reader.faces.thresholds = dict.fromkeys(range(1, 7), 0.0)
     return lambda frame, reference: frame_reader.read(frame, reference)
 
 
@@ -58,12 +64,17 @@ def score(
 
 
 def compare(
-    candidates: Sequence[str], datasets: Path, split: str | None, errata_dir: Path | None = None
+    candidates: Sequence[str],
+    datasets: Path,
+    split: str | None,
+    errata_dir: Path | None = None,
+    *,
+    zero_thresholds: bool = False,
 ) -> list[dict[str, Any]]:
     """Per candidate: its reports per dataset present, the d6 sums, and the d6 faces on d20 photos."""
     out = []
     for name in candidates:
-        read = _reader(name)
+        read = _reader(name, zero_thresholds)
         reports = {
             d: score(datasets / d, read, split, ("d6",), errata_dir)
             for d in D6_DATASETS
@@ -107,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     ap.add_argument("--errata", type=Path, help="score against corrected labels (vision/training/errata)")
     ap.add_argument("--json", action="store_true", help="one JSON object per candidate")
+    ap.add_argument(
+        "--zero-thresholds",
+        action="store_true",
+        help="take every located die at its most likely face (the ceiling no threshold can pass)",
+    )
     args = ap.parse_args(argv)
     if not any((args.datasets / d).is_dir() for d in D6_DATASETS):
         ap.error(f"{args.datasets}: none of {', '.join(D6_DATASETS)}")
@@ -116,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
         if name != SHIPPED and not Path(name).is_dir():
             ap.error(f"{name}: no such folder of models (or '{SHIPPED}')")
     try:
-        rows = compare(args.models, args.datasets, args.split, args.errata)
+        rows = compare(
+            args.models, args.datasets, args.split, args.errata, zero_thresholds=args.zero_thresholds
+        )
     except (FileNotFoundError, ErrataError, ManifestError, EvalError, ReaderModelError, DetectorError) as exc:
         ap.error(str(exc))
     if args.json:
