@@ -139,6 +139,7 @@ def test_widen_state_refuses_a_narrowing() -> None:
             "--oblique-turn",
         ),
         (["--oblique", "epanemu-dice3", "--second-view", "mirror", "--upright"], "choose one"),
+        (["--turn-geometry", "--upright"], "choose one"),
         (["--second-view", "mirror", "--views", "4"], "two looks"),
         (["--second-view", "reader", "--views", "4"], "two looks"),
         (["--second-view", "reader"], "go together"),

@@ -1,8 +1,9 @@
 """Train the d6 face reader (``vision/models/d6_reader.onnx``) on the shared datasets' train split.
 
-Run (the shipped v3s model: 55 minutes from scratch, stopped by the 200-epoch cap before its
-learning rate had annealed, then 25 minutes more from those weights with ``--init``; one torch
-thread each, two runs sharing the two cores). ``--hard-negatives`` mines the false alarms of
+Run (the v3s reader shipped in sessions 3-17, now ``vision/training/candidates/s10``, and the
+start of the shipped one's chain, below: 55 minutes from scratch, stopped by the 200-epoch cap
+before its learning rate had annealed, then 25 minutes more from those weights with ``--init``;
+one torch thread each, two runs sharing the two cores). ``--hard-negatives`` mines the false alarms of
 the pipeline shipped at the time (v3 reader, detector r6), cached under ``--work``::
 
     nice .venv/bin/python -m dicetower.vision.training.reader --datasets ../shared/datasets \
@@ -14,7 +15,7 @@ the pipeline shipped at the time (v3 reader, detector r6), cached under ``--work
 
 (``--views 2 --second-look-below 0.9`` are the defaults now, spelled out as the model card
 says them; ``--calibrate-only --init model_v3sa.pt --arch v3s --hard-negatives --seed 6``
-reproduces the shipped thresholds exactly.)
+reproduces that reader's thresholds exactly.)
 
 Options kept to reproduce experiments that did not ship (BENCHMARKS.md, session 5): ``--augment
 FIELD=VALUE`` (milder distortions), ``--upright`` (dice cut turned square to the crop,
@@ -61,8 +62,8 @@ val --models /tmp/rg1``::
 The shipped reader itself can be the starting point on a fresh machine, where ``--work`` is
 empty: ``--init`` (and ``--teacher``, ``--second-reader``) also take an exported ``.onnx`` of the
 named ``--arch`` (:func:`state_from_onnx` unfolds its batch norms). ``--calibrate-only --init
-vision/models/d6_reader.onnx --arch v3s --hard-negatives --seed 6`` gives the shipped card's
-temperature and thresholds to the last digit.
+vision/training/candidates/s10/d6_reader.onnx --arch v3s --hard-negatives --seed 6`` gives that
+reader's card's temperature and thresholds to the last digit (the shipped one's: below).
 
 A second reader (session 11, see BENCHMARKS.md): a deeper network (``v4d``, ``v4r``: 1.5-1.9x
 v3s's time, too slow for every crop of a crowded photo) trained on its own, then calibrated with
@@ -73,7 +74,7 @@ reader``), and the two networks' logits are averaged. It is exported beside the 
     nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/r4d --arch v4d \
         --max-minutes 118 --epochs 1000 --hard-negatives --seed 81 --tag v4d --threads 1
     .venv/bin/python -m dicetower.vision.training.reader --calibrate-only --out /tmp/pair4d \
-        --init vision/models/d6_reader.onnx --arch v3s --second-view reader \
+        --init vision/training/candidates/s10/d6_reader.onnx --arch v3s --second-view reader \
         --second-reader /tmp/dicetower-reader/model_v4d.pt --second-arch v4d --hard-negatives --seed 6
 
 Corrected labels (session 14): ``--errata vision/training/errata`` trains and calibrates on the
@@ -90,17 +91,27 @@ each share gets its own synth cache file::
         --max-minutes 40 --epochs 1000 --hard-negatives --seed 151 --tag lc_L50 --threads 1 \
         --train-share byler-d6=0.5
     nice .venv/bin/python -m dicetower.vision.training.reader --out /tmp/s15/M --arch v3s \
-        --init vision/models/d6_reader.onnx --max-minutes 45 --epochs 1000 --hard-negatives \
+        --init vision/training/candidates/s10/d6_reader.onnx --max-minutes 45 --epochs 1000 --hard-negatives \
         --synth 600 --synth-marbled 0.6 --seed 161 --tag mc_M --threads 1
 
-Session 16's nearest miss, R3 (BENCHMARKS.md; not shipped: it reads fewer of byler's train
-dice) is three runs chained, each ``--init`` the one before: the M command above plus
-``--other-dice``, 25 minutes, seed 162 (session 15's M2); 80 minutes more with ``--errata
-vision/training/errata``, seed 172; 45 minutes more adding ``--oblique epanemu-dice3 --oblique
-matteop65-d6-wood --oblique-turn 10 --second-view mirror``, seed 173. Session 17's R4b (read
-more test dice right than the shipped reader but 2 matteop65 dice short of its rule) is R3's last
-stage run 75 minutes more from R3's state, seed 176; its card is kept, not shipped, in
-``vision/training/candidates/r4b``.
+The shipped reader (session 18; session 17's R4b) is four runs chained, each ``--init`` the one
+before: the M command above plus ``--other-dice``, 25 minutes, seed 162 (session 15's M2); 80
+minutes more with ``--errata vision/training/errata``, seed 172 (R2); 45 minutes more adding
+``--oblique epanemu-dice3 --oblique matteop65-d6-wood --oblique-turn 10 --second-view mirror``,
+seed 173 (R3); and R3's last stage run 75 minutes more, seed 176. Its card comes back to the last
+digit from the shipped file itself::
+
+    .venv/bin/python -m dicetower.vision.training.reader --calibrate-only --init \
+        vision/models/d6_reader.onnx --arch v3s --hard-negatives --synth 600 --synth-marbled 0.6 \
+        --other-dice --errata vision/training/errata --oblique epanemu-dice3 --oblique \
+        matteop65-d6-wood --oblique-turn 10 --second-view mirror --seed 176 --out /tmp/card
+
+The reader shipped before it (sessions 3-17, the first command's chain above) is kept in
+``vision/training/candidates/s10``.
+
+Turned crops framed as the runtime frames them (session 18): ``--turn-geometry`` makes each
+turned training and calibration crop as large as the runtime would cut that die turned so
+(:func:`turned_side`); the card says ``"turn_geometry": true``. The runtime is the same either way.
 
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
@@ -188,9 +199,11 @@ __all__ = [
     "main",
     "make_model",
     "parse_augment",
+    "photo_turns",
     "thin_train",
     "training_box",
     "turn_limits",
+    "turned_side",
     "widen_state",
 ]
 
@@ -659,12 +672,16 @@ def augment_batch(
     upright: bool = False,
     fit: bool = False,
     max_turn: np.ndarray | None = None,
+    photo_turn: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`augment` for a whole batch at once: standardised ``(N, channels, INPUT, INPUT)``, labels.
 
     ``max_turn`` (radians, one per crop; ``None``: any turn) bounds how far each crop is turned:
     a die photographed at an angle by an upright camera shows its top face as the upper face of
     the picture, which a crop turned upside down would hide (:func:`turn_limits`).
+
+    ``photo_turn`` (degrees, one per crop: each die's turn in its photo, :func:`photo_turns`)
+    makes a turned crop as large as the runtime would cut that die turned so (:func:`turned_side`).
 
     The same distortions, vectorised (one ``grid_sample`` for shift/scale/rotation, array ops
     for colour, grouped convolutions for blur), so a batch costs a few array passes instead of
@@ -687,6 +704,8 @@ def augment_batch(
     if max_turn is not None:
         bounded = np.asarray(max_turn, np.float64) < math.pi
         rot = np.where(bounded, rng.uniform(-1.0, 1.0, n) * max_turn, rot)
+    if photo_turn is not None:
+        side = side * turned_side(np.asarray(photo_turn, np.float64), np.degrees(rot))
     x = torch.from_numpy(np.ascontiguousarray(ctx)).permute(0, 3, 1, 2).float()
 
     def sample(rot: np.ndarray, side: np.ndarray) -> Any:
@@ -755,26 +774,57 @@ def jitter_crop(
     upright: bool = False,
     fit: bool = False,
     max_turn: float = 180.0,
+    photo_turn: float | None = None,
 ) -> np.ndarray:
     """A BGR crop of a context as an imprecise detector would frame it (geometry only).
 
     Calibration uses these next to the exact labelled crops, so the thresholds hold for
     detector boxes, not just for perfect ones. ``upright``: turned square as
     :func:`~dicetower.vision.pips.upright_crops` turns it. ``max_turn`` (degrees) bounds the
-    turn as training bounded it for the crop's dataset (:func:`turn_limits`).
+    turn as training bounded it for the crop's dataset (:func:`turn_limits`). ``photo_turn``:
+    as for :func:`augment_batch`, the crop is as large as the turned die's upright box makes it.
     """
     die_side = CTX / CTX_FACTOR
     side = die_side * rng.uniform(0.9, 1.2) * CROP_MARGIN
     c = (CTX / 2 + rng.uniform(-0.1, 0.1) * die_side, CTX / 2 + rng.uniform(-0.1, 0.1) * die_side)
+    angle = float(rng.uniform(0, 360)) if max_turn >= 180.0 else float(rng.uniform(-max_turn, max_turn))
+    if photo_turn is not None:
+        side *= float(turned_side(photo_turn, angle))
     die = side / CROP_MARGIN  # the box whose crop_die square is `side` across
     box = (c[0] - die / 2, c[1] - die / 2, die, die)
-    angle = float(rng.uniform(0, 360)) if max_turn >= 180.0 else float(rng.uniform(-max_turn, max_turn))
     crop = crop_die(ctx, box, angle=angle)
     if upright:
         grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY)[None]
         turn = float(die_angles(grey)[0])
         crop = crop_die(ctx, scaled_box(box, turned_fit(turn)) if fit else box, angle=angle + turn)
     return crop
+
+
+def turned_side(photo_turn: float | np.ndarray, turn: float | np.ndarray) -> float | np.ndarray:
+    """How much larger the runtime cuts a die turned by ``turn`` degrees more than it lies in its photo.
+
+    Why: the runtime's crop is its box x ``CROP_MARGIN``, and a box is the upright outline of
+    the die, so a die square to the frame fills its crop and one at 45 degrees only 0.7 of it.
+    Training turns each labelled crop at random while keeping the labelled box's size, so a die
+    lying square in its photo and turned 45 degrees had its corners cut off, and one turned
+    square was shown small: the network saw few dice filling the crop square-on, the very crop
+    the runtime cuts of every die that lands square to the camera (session 18: drawn 5s at 0
+    degrees, 45-90 px, read as 4 with p 0.96). A die turned ``photo_turn`` in its photo (its
+    box's side is the die's over :func:`~dicetower.vision.pips.turned_fit`) and then
+    ``turn`` more lies at ``photo_turn - turn`` in the crop (both :func:`crop_die` and
+    :func:`augment_batch` turn that way), so its box grows by this ratio.
+    """
+    return turned_fit(photo_turn) / turned_fit(np.asarray(photo_turn) - turn)
+
+
+def photo_turns(crops: np.ndarray, chunk: int = 2048) -> np.ndarray:
+    """Each labelled die's turn in its photo (degrees, :func:`die_angles` of its exact BGR crop)."""
+    out = np.empty(len(crops), np.float32)
+    for i in range(0, len(crops), chunk):
+        part = crops[i : i + chunk].astype(np.float32)
+        grey = part @ np.array([0.114, 0.587, 0.299], np.float32) if part.ndim == 4 else part
+        out[i : i + chunk] = die_angles(grey)
+    return out
 
 
 def turn_limits(ds: np.ndarray, oblique: dict[str, float] | None) -> np.ndarray:
@@ -1025,6 +1075,7 @@ def train(
     teacher: Any = None,
     distill: Distill | None = None,
     oblique: dict[str, float] | None = None,
+    turn_geometry: bool = False,
 ) -> Any:
     """Train on random crops of the train contexts for ``max_minutes`` (optionally from ``init``).
 
@@ -1033,6 +1084,8 @@ def train(
     network) turns the run into distillation (:func:`distill_loss`): a cheaper network learns
     the teacher's whole answer on each augmented crop, not only the label. ``oblique`` maps
     datasets photographed at an angle to the largest turn their crops get (:func:`turn_limits`).
+    ``turn_geometry``: a turned crop is cut as large as the runtime would cut the turned die
+    (:func:`turned_side`).
     """
     import torch
 
@@ -1041,6 +1094,7 @@ def train(
     tr = np.flatnonzero(data["split"] == 0)
     faces = data["face"][tr]
     turns = np.radians(turn_limits(data["ds"][tr], oblique)) if oblique else None
+    in_photo = photo_turns(data["crop"][tr]) if turn_geometry else None
     # Balance datasets a little: tomitomi3 (easy, 840 crops) should not dominate the hard ones.
     weights = np.ones(len(tr))
     for di in np.unique(data["ds"][tr]):
@@ -1090,6 +1144,7 @@ def train(
                 upright=upright,
                 fit=fit,
                 max_turn=None if turns is None else turns[k],
+                photo_turn=None if in_photo is None else in_photo[k],
             )
         tot, nb = 0.0, 0
         for bi, b in enumerate(_batches(per_epoch, 128, rng)):
@@ -1327,6 +1382,12 @@ def main(argv: list[str] | None = None) -> int:
         help="read dice turned square to the crop (pips.upright_crops), recorded in the model card",
     )
     ap.add_argument(
+        "--turn-geometry",
+        action="store_true",
+        help="cut each turned training crop as large as the runtime cuts that die turned so "
+        "(turned_side), recorded in the model card",
+    )
+    ap.add_argument(
         "--fit-turned",
         action="store_true",
         help="with --upright: shrink each crop to the turned die (upright_crops(fit=True))",
@@ -1404,6 +1465,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--oblique needs --second-view mirror: a quarter-turned second look loses up and down")
     if args.oblique and args.upright:
         ap.error("--oblique and --upright both turn the crops: choose one")
+    if args.turn_geometry and args.upright:
+        ap.error("--turn-geometry sizes crops turned at random; --upright turns them square: choose one")
     if not 0.0 <= args.oblique_turn < 180.0:
         ap.error(f"--oblique-turn must lie in [0, 180), got {args.oblique_turn}")
     if args.second_view in ("mirror", "reader") and args.views == 4:
@@ -1514,16 +1577,20 @@ def main(argv: list[str] | None = None) -> int:
             teacher=teacher,
             distill=distill,
             oblique=oblique,
+            turn_geometry=args.turn_geometry,
         )
     if not args.calibrate_only:
         torch.save(model.state_dict(), args.work / f"model_{args.tag}.pt")
     val = np.flatnonzero(data["split"] == 1)
     rng = np.random.default_rng(args.seed + 7)
     limits = turn_limits(data["ds"][val], oblique)
+    in_photo = photo_turns(data["crop"][val]) if args.turn_geometry else [None] * len(val)
     jittered = np.stack(
         [
-            jitter_crop(data["ctx"][i], rng, upright=args.upright, fit=args.fit_turned, max_turn=lim)
-            for i, lim in zip(val, limits, strict=True)
+            jitter_crop(
+                data["ctx"][i], rng, upright=args.upright, fit=args.fit_turned, max_turn=lim, photo_turn=pt
+            )
+            for i, lim, pt in zip(val, limits, in_photo, strict=True)
         ]
     )
     cal_crops = np.concatenate([exact_crops(data, val, args.upright, args.fit_turned), jittered])
@@ -1565,6 +1632,7 @@ def main(argv: list[str] | None = None) -> int:
         "oblique": {"datasets": sorted(oblique), "turn": args.oblique_turn} if oblique else None,
         "upright": args.upright,
         "fit_turned": args.fit_turned,
+        "turn_geometry": args.turn_geometry,
         "crop_margin": CROP_MARGIN,
         "classes": ["not_a_die", 1, 2, 3, 4, 5, 6],
         "temperature": round(t, 4),

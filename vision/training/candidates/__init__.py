@@ -1,4 +1,4 @@
-"""Readers measured but not shipped, kept so the issue's owner can judge them on any machine.
+"""Readers measured but not shipped, kept so anyone can judge them again on any machine.
 
 Each folder is a model folder for ``--models`` (``dicetower eval DIR --models
 vision/training/candidates/NAME``). They are not the default reader: the shipped one is in
@@ -6,8 +6,9 @@ vision/training/candidates/NAME``). They are not the default reader: the shipped
 training (the trainer's docstring gives each chain), and a card's figures are only worth
 something while the card itself can be read again.
 
-- ``r4b`` (session 17, BENCHMARKS.md): R3's last stage run 75 minutes more, seed 176. On the
-  test split it reads 700 of the four d6 sets' dice right against the shipped reader's 679, with
-  3 wrong against 4 and no d6 face on the d20 photos, but 241 matteop65 dice against the ship
-  rule's 243, so by the rule it did not ship.
+- ``s10``: the reader shipped from session 3 to session 17 (v3s, seed 6; its figures are
+  session 10's in BENCHMARKS.md). Session 18 replaced it with session 17's R4b, which reads 700
+  of the four d6 test sets' dice right against its 679, with 3 wrong against 4 and no d6 face
+  on the d20 photos against 19. Kept as the previous version for side-by-side comparisons
+  (``compare_models vision/training/candidates/s10 shipped``).
 """
