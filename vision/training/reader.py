@@ -808,8 +808,9 @@ def turned_side(photo_turn: float | np.ndarray, turn: float | np.ndarray) -> flo
     Training turns each labelled crop at random while keeping the labelled box's size, so a die
     lying square in its photo and turned 45 degrees had its corners cut off, and one turned
     square was shown small: the network saw few dice filling the crop square-on, the very crop
-    the runtime cuts of every die that lands square to the camera (session 18: drawn 5s at 0
-    degrees, 45-90 px, read as 4 with p 0.96). A die turned ``photo_turn`` in its photo (its
+    the runtime cuts of every die that lands square to the camera. (Session 18's two runs with it
+    did not pass their val gate, and still read a sharp-cornered drawn 5 square to its crop as a
+    4, so it is an option, not the default: BENCHMARKS.md.) A die turned ``photo_turn`` in its photo (its
     box's side is the die's over :func:`~dicetower.vision.pips.turned_fit`) and then
     ``turn`` more lies at ``photo_turn - turn`` in the crop (both :func:`crop_die` and
     :func:`augment_batch` turn that way), so its box grows by this ratio.
