@@ -6,9 +6,10 @@ vision/training/candidates/NAME``). They are not the default reader: the shipped
 training (the trainer's docstring gives each chain), and a card's figures are only worth
 something while the card itself can be read again.
 
-- ``s10``: the reader shipped from session 3 to session 17 (v3s, seed 6; its figures are
-  session 10's in BENCHMARKS.md). Session 18 replaced it with session 17's R4b, which reads 700
-  of the four d6 test sets' dice right against its 679, with 3 wrong against 4 and no d6 face
-  on the d20 photos against 19. Kept as the previous version for side-by-side comparisons
-  (``compare_models vision/training/candidates/s10 shipped``).
+- ``s10``: the reader and detector shipped from session 3 to session 17 (v3s reader, seed 6; its
+  figures are session 10's in BENCHMARKS.md). Session 18 replaced the reader with session 17's
+  R4b and the detector with D2 (session 14's F trained on): 713 of the four d6 test sets' dice
+  right against 679, 1 wrong against 4, and no d6 face on the d20 photos against 19. Kept as the
+  previous version for side-by-side runs (``compare_models vision/training/candidates/s10
+  shipped``).
 """

@@ -1,1 +1,1 @@
-"""The reader shipped in sessions 3-17 (see the parent package): a model folder for ``--models``."""
+"""The reader and detector shipped in sessions 3-17 (see the parent package), for ``--models``."""
