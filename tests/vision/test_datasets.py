@@ -52,10 +52,10 @@ NOT_YET = {
 #: Regression floors: what the shipped models measure on the test split, less a small margin
 #: (correct) or plus one (wrong). Raise them when the reader improves; never lower them to pass.
 FLOOR_CORRECT = {
-    "byler-d6": 0.86,  # measured 0.8802 (0.8594 with the models shipped before session 18)
+    "byler-d6": 0.87,  # measured 0.8906 (0.8802 in session 18, 0.8594 before)
     "tomitomi3-gray-d6": 0.98,  # measured 1.0
     "matteop65-d6-wood": 0.92,  # measured 0.9447 (0.9684 with the models shipped before session 18)
-    "epanemu-dice3": 0.64,  # measured 0.6720 (0.4785 with the models shipped before session 18)
+    "epanemu-dice3": 0.67,  # measured 0.6989 (0.6720 in session 18, 0.4785 before)
 }
 CEILING_WRONG = {
     "byler-d6": 0.003,  # measured 0.0 (the issue's target, met since session 18)
@@ -70,7 +70,7 @@ CEILING_FALSE_POSITIVES = {
     "byler-d6": 6,  # measured 2 (was 63)
     "tomitomi3-gray-d6": 2,  # measured 0
     "matteop65-d6-wood": 8,  # measured 3 (was 75, then 37, then 34)
-    "epanemu-dice3": 30,  # measured 24 (was 81, then 32)
+    "epanemu-dice3": 30,  # measured 28 (was 81, then 32, then 24 in session 18)
 }
 
 #: Photos of one d20 each (rsandrini-d20, test split; numerals are a later issue): every d6 face

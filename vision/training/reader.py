@@ -94,24 +94,38 @@ each share gets its own synth cache file::
         --init vision/training/candidates/s10/d6_reader.onnx --max-minutes 45 --epochs 1000 --hard-negatives \
         --synth 600 --synth-marbled 0.6 --seed 161 --tag mc_M --threads 1
 
-The shipped reader (session 18; session 17's R4b) is four runs chained, each ``--init`` the one
-before: the M command above plus ``--other-dice``, 25 minutes, seed 162 (session 15's M2); 80
-minutes more with ``--errata vision/training/errata``, seed 172 (R2); 45 minutes more adding
-``--oblique epanemu-dice3 --oblique matteop65-d6-wood --oblique-turn 10 --second-view mirror``,
-seed 173 (R3); and R3's last stage run 75 minutes more, seed 176. Its card comes back to the last
-digit from the shipped file itself::
+The reader shipped in session 18 (session 17's R4b, now ``vision/training/candidates/s18``) is
+four runs chained, each ``--init`` the one before: the M command above plus ``--other-dice``, 25
+minutes, seed 162 (session 15's M2); 80 minutes more with ``--errata vision/training/errata``,
+seed 172 (R2); 45 minutes more adding ``--oblique epanemu-dice3 --oblique matteop65-d6-wood
+--oblique-turn 10 --second-view mirror``, seed 173 (R3); and R3's last stage run 75 minutes more,
+seed 176.
+
+The shipped reader (session 19) is a weight soup (:mod:`dicetower.vision.training.soup`) of R4b
+and two 75-minute runs of R4b's last stage from R4b's own state, seed 191: one with
+``--augment p_motion=0.2`` (MB, below) and one without (MC). Its card comes back to the last
+digit from the shipped file itself (checked in session 19, as for R4b before it)::
 
     .venv/bin/python -m dicetower.vision.training.reader --calibrate-only --init \
         vision/models/d6_reader.onnx --arch v3s --hard-negatives --synth 600 --synth-marbled 0.6 \
         --other-dice --errata vision/training/errata --oblique epanemu-dice3 --oblique \
         matteop65-d6-wood --oblique-turn 10 --second-view mirror --seed 176 --out /tmp/card
 
-The reader shipped before it (sessions 3-17, the first command's chain above) is kept in
+The reader shipped before those (sessions 3-17, the first command's chain above) is kept in
 ``vision/training/candidates/s10``.
 
 Turned crops framed as the runtime frames them (session 18): ``--turn-geometry`` makes each
 turned training and calibration crop as large as the runtime would cut that die turned so
 (:func:`turned_side`); the card says ``"turn_geometry": true``. The runtime is the same either way.
+
+Smeared dice (session 19): ``--augment p_motion=0.2`` smears a fifth of the training crops
+along a line 2-10 input pixels long (``motion=LO,HI``; :func:`motion_kernels`), keeping their
+label: a die still rocking, or a webcam's long exposure, smears a face a person still reads
+(most of matteop65's rejected train dice). Off by default, so earlier recipes draw the same
+random numbers; the card's ``"augment"`` says when it was on. Session 19's MB is R4b's last stage
+from R4b's state with it added, 75 minutes, seed 191 (``--tag s19_MB``; MC, its control, is the
+same without it). Alone, neither passed its val gate, and MB read no more of matteop65's train
+dice than MC (818 and 819 of 841): the smears did not help as hoped. Their soup with R4b ships.
 
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
@@ -198,6 +212,7 @@ __all__ = [
     "false_alarms",
     "main",
     "make_model",
+    "motion_kernels",
     "parse_augment",
     "photo_turns",
     "thin_train",
@@ -589,6 +604,44 @@ def _gauss_blur(x: Any, sigma: np.ndarray) -> Any:
     return y.reshape(x.shape)
 
 
+def motion_kernels(lengths: np.ndarray, angles: np.ndarray) -> np.ndarray:
+    """Line kernels ``(N, K, K)``, each summing to 1: a smear ``lengths`` pixels long at ``angles``.
+
+    Why: a die photographed while it still rocks, or by a webcam with a long exposure, is
+    smeared along one direction, not blurred evenly; matteop65's rejected train dice are mostly
+    such smears of faces a person reads at once (BENCHMARKS.md, session 19). Isotropic blur
+    alone teaches the reader nothing about them. The line is drawn by splatting points every
+    tenth of a pixel bilinearly, so a short or slanted smear keeps its length and weight.
+    """
+    lengths = np.asarray(lengths, np.float64)
+    angles = np.asarray(angles, np.float64)
+    k = 2 * math.ceil(float(lengths.max(initial=1.0)) / 2) + 3  # odd, with a pixel to spare
+    out = np.zeros((len(lengths), k, k), np.float64)
+    c = k // 2
+    for i, (length, a) in enumerate(zip(lengths, angles, strict=True)):
+        t = np.linspace(-length / 2, length / 2, max(2, int(length * 10) + 1))
+        x, y = c + t * math.cos(a), c + t * math.sin(a)
+        x0, y0 = np.floor(x).astype(int), np.floor(y).astype(int)
+        fx, fy = x - x0, y - y0
+        corners = ((0, 0, (1 - fx) * (1 - fy)), (1, 0, fx * (1 - fy)), (0, 1, (1 - fx) * fy), (1, 1, fx * fy))
+        for dx, dy, w in corners:
+            np.add.at(out[i], (y0 + dy, x0 + dx), w)
+        out[i] /= out[i].sum()
+    return out.astype(np.float32)
+
+
+def _motion_blur(x: Any, kernels: np.ndarray) -> Any:
+    """Each sample of ``(N, C, H, W)`` convolved with its own kernel (all channels alike)."""
+    import torch
+    import torch.nn.functional as F
+
+    n, c = x.shape[:2]
+    k = kernels.shape[-1]
+    w = torch.from_numpy(np.repeat(kernels, c, axis=0))[:, None]  # (N*C, 1, K, K)
+    y = F.pad(x.reshape(1, n * c, *x.shape[2:]), (k // 2,) * 4, mode="reflect")
+    return F.conv2d(y, w, groups=n * c).reshape(x.shape)
+
+
 @dataclass(frozen=True)
 class Augment:
     """How hard :func:`augment_batch` distorts: probabilities and ranges, one place to tune."""
@@ -604,6 +657,10 @@ class Augment:
     p_light: float = 0.3  #: mildly blurred
     p_invert: float = 0.3  #: negative (white-on-red ~ black-on-white)
     p_noise: float = 0.5  #: sensor noise
+    #: Smeared along a line (a die still moving, or the camera: see :func:`motion_kernels`),
+    #: label kept. Off by default, so every earlier recipe draws the same random numbers.
+    p_motion: float = 0.0
+    motion: tuple[float, float] = (2.0, 10.0)  #: smear length, input pixels
 
 
 def thin_train(data: dict[str, np.ndarray], shares: dict[str, float], seed: int) -> dict[str, np.ndarray]:
@@ -651,6 +708,8 @@ def parse_augment(items: list[str]) -> Augment:
                 parts = (int(parts[0]), max(int(parts[1]), int(parts[0]) + 1))
             elif parts[0] <= 0:
                 raise ValueError(f"{item!r}: {name} must be positive")
+            elif name == "motion" and parts[1] > INPUT / 2:
+                raise ValueError(f"{item!r}: a smear over {INPUT // 2} px hides any face")
             changes[name] = parts
         else:
             if len(parts) != 1:
@@ -749,6 +808,13 @@ def augment_batch(
         sel = torch.from_numpy(np.flatnonzero(small == sz))
         lo = F.interpolate(g[sel], size=(int(sz), int(sz)), mode="area")
         g[sel] = F.interpolate(lo, size=(INPUT, INPUT), mode="bilinear", align_corners=False)
+    if aug.p_motion > 0:  # only then: earlier recipes keep their random stream
+        moving = np.flatnonzero(rng.random(n) < aug.p_motion)
+        lengths = rng.uniform(*aug.motion, len(moving))
+        angles = rng.uniform(0, math.pi, len(moving))
+        if len(moving):
+            sel = torch.from_numpy(moving)
+            g[sel] = _motion_blur(g[sel], motion_kernels(lengths, angles))
     heavy = (lab > 0) & (rng.random(n) < aug.p_heavy)
     light = ~heavy & (rng.random(n) < aug.p_light)
     for mask, lo_s, hi_s in ((heavy, 4.0, 6.0), (light, 0.3, 1.4)):

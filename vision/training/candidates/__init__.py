@@ -12,4 +12,9 @@ something while the card itself can be read again.
   right against 679, 1 wrong against 4, and no d6 face on the d20 photos against 19. Kept as the
   previous version for side-by-side runs (``compare_models vision/training/candidates/s10
   shipped``).
+- ``s18``: the reader shipped in session 18 (session 17's R4b; the detector it ran with, D2, is
+  still the shipped one, so the folder holds the reader only). Session 19 replaced it with a weight
+  soup of R4b and two runs trained on from it (``vision/training/soup.py``): 720 of the four d6
+  test sets' dice right against 713, with 1 wrong and 2 false positives read as before
+  (``compare_models vision/training/candidates/s18 shipped``).
 """

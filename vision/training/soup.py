@@ -1,0 +1,92 @@
+"""Average the weights of readers trained from one start: a "model soup".
+
+Why: readers fine-tuned from the same state with different seeds or augmentations stay in one
+basin of the loss, and the mean of their weights reads about as an ensemble of them would, at
+one network's cost per crop. An ensemble that runs every network would not fit the frame budget
+(BENCHMARKS.md: a second network costs 1.7-1.9x per unsure crop). Session 19's shipped reader is
+the soup of R4b and the two 75-minute runs started from it (BENCHMARKS.md, "Session 19"); soups
+of readers from different starts (R4a with R4b: siblings from R3, not from each other) read
+more dice but more of them wrong.
+
+Every floating tensor is averaged, batch-norm running statistics included; integer counters are
+taken from the first ingredient. Ingredients are training states (``.pt``) of one ``--arch``, or
+all exported readers (``.onnx``, whose batch norms are folded: a different soup); never a mix.
+The soup is a state dict to give the trainer's ``--calibrate-only --init``, which chooses its
+thresholds and exports it. The shipped reader (its ingredients are machine-local states; the
+calibration flags are R4b's, ``vision/training/reader.py``'s docstring)::
+
+    .venv/bin/python -m dicetower.vision.training.soup --arch v3s \\
+        --out /tmp/dicetower-reader/model_s19_S3.pt /tmp/dicetower-reader/model_s17_R4b.pt \\
+        /tmp/dicetower-reader/model_s19_MB.pt /tmp/dicetower-reader/model_s19_MC.pt
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .reader import ARCHS, load_state
+
+__all__ = ["MAX_INGREDIENTS", "main", "soup"]
+
+#: More ingredients than this is not a soup of fine-tunes but a mistake on the command line.
+MAX_INGREDIENTS = 32
+
+
+def soup(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The mean of ``states`` (same keys and shapes), integer entries from the first.
+
+    Raises ``ValueError`` for fewer than two states, more than :data:`MAX_INGREDIENTS`, or
+    states of different networks.
+    """
+    if not 2 <= len(states) <= MAX_INGREDIENTS:
+        raise ValueError(f"a soup needs 2 to {MAX_INGREDIENTS} readers, got {len(states)}")
+    first = states[0]
+    for i, state in enumerate(states[1:], start=2):
+        if state.keys() != first.keys():
+            odd = sorted(set(state) ^ set(first))[:3]
+            raise ValueError(f"reader {i} is another network: its tensors differ ({', '.join(odd)})")
+        for key, value in state.items():
+            shape, want = tuple(value.shape), tuple(first[key].shape)
+            if shape != want:
+                raise ValueError(f"reader {i} is another network: {key} is {shape}, not {want}")
+    out: dict[str, Any] = {}
+    for key, value in first.items():
+        if value.dtype.is_floating_point:
+            # Summed in the given order in the tensors' own precision, as session 19's soup was
+            # made, so the documented command gives back the shipped file bit for bit.
+            out[key] = sum(s[key] for s in states) / len(states)
+        else:
+            out[key] = value.clone()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("ingredients", nargs="+", type=Path, help="state dicts (.pt) or exported readers (.onnx)")
+    ap.add_argument("--arch", choices=ARCHS, required=True, help="the ingredients' network")
+    ap.add_argument("--out", type=Path, required=True, help="where to write the soup's state dict (.pt)")
+    args = ap.parse_args(argv)
+    import torch
+
+    missing = [str(p) for p in args.ingredients if not p.is_file()]
+    if missing:
+        ap.error(f"no such file: {', '.join(missing)}")
+    if len({p.suffix == ".onnx" for p in args.ingredients}) > 1:
+        # An exported reader has its batch norms folded into the convolutions: its tensors
+        # mean something else than a training state's, and their mean would be neither.
+        ap.error("mix of .onnx and .pt ingredients: use training states (.pt) for all, or exports for all")
+    try:
+        mixed = soup([load_state(p, args.arch) for p in args.ingredients])
+    except ValueError as exc:
+        ap.error(str(exc))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(mixed, args.out)
+    print(f"soup of {len(args.ingredients)} readers -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
