@@ -1,12 +1,12 @@
 """Average the weights of readers trained from one start: a "model soup".
 
-Why: readers fine-tuned from the same state with different seeds or augmentations stay in one
-basin of the loss, and the mean of their weights reads about as an ensemble of them would, at
-one network's cost per crop. An ensemble that runs every network would not fit the frame budget
-(BENCHMARKS.md: a second network costs 1.7-1.9x per unsure crop). Session 19's shipped reader is
-the soup of R4b and the two 75-minute runs started from it (BENCHMARKS.md, "Session 19"); soups
-of readers from different starts (R4a with R4b: siblings from R3, not from each other) read
-more dice but more of them wrong.
+Why: readers fine-tuned from the same state with different seeds or augmentations tend to stay
+in one basin of the loss, and then the mean of their weights can read much as an ensemble of
+them would ("model soups", Wortsman et al. 2022) at one network's cost per crop, where running
+each network costs that many times the reader's time. Measured here (BENCHMARKS.md, "Session
+19"): the soup of R4b and the two 75-minute runs started from it read more val dice than any of
+the three and ships; soups across R4a and R4b (siblings from R3, not from each other) read more
+dice but more of them wrong, and a five-reader soup read fewer.
 
 Every floating tensor is averaged, batch-norm running statistics included; integer counters are
 taken from the first ingredient. Ingredients are training states (``.pt``) of one ``--arch``, or
