@@ -79,3 +79,23 @@ def test_the_command_writes_a_soup_and_refuses_mixed_or_missing_files(tmp_path, 
         main(["--arch", "v3s", "--out", str(tmp_path / "x.pt"), str(paths[0]), str(fake_onnx)])
     assert "mix of .onnx and .pt" in capsys.readouterr().err
     assert not (tmp_path / "x.pt").exists()
+
+
+def test_the_command_refuses_files_that_are_not_readers_of_its_arch(tmp_path, capsys) -> None:
+    """Garbage, a pickled non-state and another network's states each get a clear error, no soup."""
+    good = tmp_path / "good.pt"
+    torch.save(_states(1)[0], good)
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_text("not a torch file")
+    a_list = tmp_path / "list.pt"
+    torch.save([1, 2], a_list)
+    out = tmp_path / "x.pt"
+    for bad, arch, says in (
+        (garbage, "v3s", "not a reader state"),
+        (a_list, "v3s", "not a state dict of tensors"),
+        (good, "v4d", "not a v4d reader"),
+    ):
+        with pytest.raises(SystemExit):
+            main(["--arch", arch, "--out", str(out), str(good), str(bad)])
+        assert says in capsys.readouterr().err
+    assert not out.exists()

@@ -27,12 +27,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .reader import ARCHS, load_state
+from .reader import ARCHS, load_state, make_model
 
-__all__ = ["MAX_INGREDIENTS", "main", "soup"]
+__all__ = ["MAX_INGREDIENTS", "differs", "main", "soup"]
 
 #: More ingredients than this is not a soup of fine-tunes but a mistake on the command line.
 MAX_INGREDIENTS = 32
+
+
+def differs(state: Any, like: dict[str, Any]) -> str | None:
+    """Why ``state`` is not a state dict of the network ``like`` is one of; None when it is."""
+    if not isinstance(state, dict) or not all(hasattr(v, "shape") for v in state.values()):
+        return "not a state dict of tensors"
+    if state.keys() != like.keys():
+        odd = sorted(set(state) ^ set(like))[:3]
+        return f"its tensors differ ({', '.join(map(str, odd))})"
+    for key, value in state.items():
+        shape, want = tuple(value.shape), tuple(like[key].shape)
+        if shape != want:
+            return f"{key} is {shape}, not {want}"
+    return None
 
 
 def soup(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -45,13 +59,8 @@ def soup(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
         raise ValueError(f"a soup needs 2 to {MAX_INGREDIENTS} readers, got {len(states)}")
     first = states[0]
     for i, state in enumerate(states[1:], start=2):
-        if state.keys() != first.keys():
-            odd = sorted(set(state) ^ set(first))[:3]
-            raise ValueError(f"reader {i} is another network: its tensors differ ({', '.join(odd)})")
-        for key, value in state.items():
-            shape, want = tuple(value.shape), tuple(first[key].shape)
-            if shape != want:
-                raise ValueError(f"reader {i} is another network: {key} is {shape}, not {want}")
+        if (why := differs(state, first)) is not None:
+            raise ValueError(f"reader {i} is another network: {why}")
     out: dict[str, Any] = {}
     for key, value in first.items():
         if value.dtype.is_floating_point:
@@ -78,10 +87,19 @@ def main(argv: list[str] | None = None) -> int:
         # An exported reader has its batch norms folded into the convolutions: its tensors
         # mean something else than a training state's, and their mean would be neither.
         ap.error("mix of .onnx and .pt ingredients: use training states (.pt) for all, or exports for all")
-    try:
-        mixed = soup([load_state(p, args.arch) for p in args.ingredients])
-    except ValueError as exc:
-        ap.error(str(exc))
+    if not 2 <= len(args.ingredients) <= MAX_INGREDIENTS:
+        ap.error(f"a soup needs 2 to {MAX_INGREDIENTS} readers, got {len(args.ingredients)}")
+    like = make_model(args.arch).state_dict()
+    states = []
+    for path in args.ingredients:
+        try:
+            state = load_state(path, args.arch)
+        except Exception as exc:  # torch.load's unpickling errors are many kinds; all mean "not a state"
+            ap.error(f"{path}: not a reader state ({type(exc).__name__}: {exc})")
+        if (why := differs(state, like)) is not None:
+            ap.error(f"{path}: not a {args.arch} reader: {why}")
+        states.append(state)
+    mixed = soup(states)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(mixed, args.out)
     print(f"soup of {len(args.ingredients)} readers -> {args.out}")
