@@ -74,6 +74,12 @@ def _read_all(reader: D6Reader, angles: tuple[float, ...], **style: object) -> l
     return out
 
 
+#: Augment overrides that switch off every random distortion but the turn (and scale, shift):
+#: tests compare crops that must differ only in what they test.
+NO_DISTORTION = dict.fromkeys(
+    ("p_cut", "p_perm", "p_mono", "p_small", "p_heavy", "p_light", "p_invert", "p_noise"), 0.0
+)
+
 RED = {"body": (40, 40, 200), "pip": (240, 240, 240), "background": (200, 200, 200)}
 
 
@@ -519,12 +525,15 @@ def test_motion_blur_is_off_by_default_and_smears_when_asked() -> None:
 
     ctx = _drawn_contexts()
     labels = np.ones(len(ctx), np.int64)
-    off = ("p_cut", "p_perm", "p_mono", "p_small", "p_heavy", "p_light", "p_invert", "p_noise")
-    still = dict.fromkeys(off, 0)
-    plain, _ = augment_batch(ctx, labels, np.random.default_rng(7), 4, Augment(**still))
-    again, _ = augment_batch(ctx, labels, np.random.default_rng(7), 4, Augment(**still, p_motion=0.0))
+
+    def crops(p_motion: float | None) -> tuple[np.ndarray, np.ndarray]:
+        extra = {} if p_motion is None else {"p_motion": p_motion}
+        return augment_batch(ctx, labels, np.random.default_rng(7), 4, Augment(**NO_DISTORTION, **extra))
+
+    plain, _ = crops(None)
+    again, _ = crops(0.0)
     assert np.array_equal(plain, again)
-    moved, lab = augment_batch(ctx, labels, np.random.default_rng(7), 4, Augment(**still, p_motion=1.0))
+    moved, lab = crops(1.0)
     assert np.array_equal(lab, labels)  # a smeared face is still that face
 
     # Same crops, smeared: edges soften, so every crop's gradient energy drops.
@@ -542,7 +551,7 @@ def test_training_crops_are_turned_square_as_the_runtime_turns_them() -> None:
 
     ctx = _drawn_contexts()
     rng = np.random.default_rng(3)
-    plain = Augment(p_cut=0, p_perm=0, p_mono=0, p_small=0, p_heavy=0, p_light=0, p_invert=0, p_noise=0)
+    plain = Augment(**NO_DISTORTION)
     turned, _ = augment_batch(ctx, np.ones(len(ctx), np.int64), rng, 4, plain, upright=True)
     as_drawn, _ = augment_batch(ctx, np.ones(len(ctx), np.int64), rng, 4, plain)
     assert np.median([_mod90(a) for a in die_angles(turned[:, 1])]) < 2.0
@@ -598,10 +607,7 @@ def test_turned_training_crops_frame_the_die_as_the_runtime_frames_it() -> None:
     ctx, exact = _red_contexts()
     runtime = _die_extent(exact)
     assert np.all(np.abs(runtime - 1 / CROP_MARGIN) < 0.06)
-    still = dict.fromkeys(
-        ("p_cut", "p_perm", "p_mono", "p_small", "p_heavy", "p_light", "p_invert", "p_noise"), 0
-    )
-    plain = Augment(scale=(1.0, 1.0), shift=0.0, **still)
+    plain = Augment(scale=(1.0, 1.0), shift=0.0, **NO_DISTORTION)
     labels = np.ones(len(ctx), np.int64)
     turns = photo_turns(exact)
     fitted, _ = augment_batch(ctx, labels, np.random.default_rng(5), 4, plain, photo_turn=turns)
@@ -713,7 +719,7 @@ def test_oblique_training_crops_keep_up_up_and_the_others_turn_every_way() -> No
     from dicetower.vision.training.reader import Augment, augment_batch
 
     ctx = _top_lit_contexts()
-    plain = Augment(p_cut=0, p_perm=0, p_mono=0, p_small=0, p_heavy=0, p_light=0, p_invert=0, p_noise=0)
+    plain = Augment(**NO_DISTORTION)
     ones = np.ones(len(ctx), np.int64)
     limited, _ = augment_batch(ctx, ones, np.random.default_rng(5), 4, plain, max_turn=np.full(len(ctx), 0.4))
     anyway, _ = augment_batch(ctx, ones, np.random.default_rng(5), 4, plain)
