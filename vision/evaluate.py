@@ -31,6 +31,10 @@ another skews the faces it keeps, and the floor stops a 0-vs-0.4% difference on 
 counts from reading as an infinite skew. On 30-45 dice a face that ratio is mostly chance, so
 ``reject_bias_p`` (:func:`reject_bias_p`) says beside it whether the rejects depend on the
 face at all: a permutation test's p-value, small for a face-biased reader.
+
+Beside the rates, ``accuracy_interval`` and ``wrong_rate_upper`` say how far they could move on
+other photos like these (:mod:`dicetower.vision.intervals`), resampling whole groups of
+near-duplicate photos (:func:`photo_group`), since dice of one photo are read well or badly together.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ import numpy as np
 
 from .errata import Erratum, apply_errata
 from .imageio import ImageError, load_image, load_image_info
+from .intervals import rate_interval, rate_upper
 from .manifest import LabelledDie, ManifestEntry, read_manifest
 from .reading import DieReading, Reading, ReadStatus
 
@@ -263,6 +268,20 @@ def reject_bias_p(per_face: dict[str, dict[str, Any]], shuffles: int = BIAS_SHUF
     return float(((chi2(shuffled.astype(float)) >= observed - 1e-9).sum() + 1) / (shuffles + 1))
 
 
+def photo_group(dataset: str, entry: ManifestEntry) -> str:
+    """The group of near-duplicate photos ``entry`` belongs to, for the intervals (:mod:`.intervals`).
+
+    The split's groups (``training.splits.group_of``: a run of webcam frames, a photo and its
+    augmented copies); every photo of any other folder is its own group.
+    """
+    name = entry.relpath or entry.image.name
+    try:
+        from .training.splits import group_of
+    except ImportError:
+        return name
+    return group_of(dataset, name)
+
+
 def _ratio(n: int, d: int) -> float:
     return n / d if d else 0.0
 
@@ -296,9 +315,12 @@ class FolderReport:
     confusion: dict[str, dict[str, Counter[str]]] = field(default_factory=dict)
     cocked: Counter[str] = field(default_factory=Counter)
     ms: list[float] = field(default_factory=list)
+    #: Per group of near-duplicate photos (:func:`photo_group`): outcome counts, for the intervals.
+    groups: dict[str, Counter[str]] = field(default_factory=dict)
 
     def add(self, result: PhotoResult) -> None:
         self.photos += 1
+        group = self.groups.setdefault(photo_group(self.dataset, result.entry), Counter())
         self.false_positives += len(result.false_positives)
         self.false_positives_read += sum(d.face is not None for d in result.false_positives)
         if result.error is not None:
@@ -312,6 +334,7 @@ class FolderReport:
                 self.cocked[s.outcome.value] += 1
                 continue
             self.totals[s.outcome.value] += 1
+            group[s.outcome.value] += 1
             faces = self.per_kind_face.setdefault(s.label.die, {})
             faces.setdefault(s.label.face, Counter())[s.outcome.value] += 1
             row = self.confusion.setdefault(s.label.die, {}).setdefault(str(s.label.face), Counter())
@@ -339,10 +362,16 @@ class FolderReport:
             }
         ratios = [v["reject_ratio"] for v in per_kind.values()]
         bias_ps = [v["reject_bias_p"] for v in per_kind.values()]
+        dice = [sum(g[o.value] for o in Outcome) for g in self.groups.values()]
+        right = [g[Outcome.CORRECT.value] for g in self.groups.values()]
+        wrong = [g[Outcome.WRONG.value] for g in self.groups.values()]
         return {
             "dataset": self.dataset,
             "photos": self.photos,
             **totals,
+            "groups": sum(n > 0 for n in dice),
+            "accuracy_interval": [round(x, 5) for x in rate_interval(right, dice)],
+            "wrong_rate_upper": round(rate_upper(wrong, dice), 5),
             "false_positives": self.false_positives,
             "false_positives_read": self.false_positives_read,
             "errors": self.errors,

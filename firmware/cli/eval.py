@@ -173,14 +173,20 @@ def _pct(x: float) -> str:
     return f"{100 * x:.2f}%"
 
 
+def _interval(d: dict[str, Any]) -> str:
+    lo, hi = d["accuracy_interval"]
+    groups = d["groups"]
+    return f"95% interval {_pct(lo)} to {_pct(hi)}, {groups} photo group{'s' if groups != 1 else ''}"
+
+
 def print_report(d: dict[str, Any], out: TextIO | None = None) -> None:
     """The human-readable form of one folder's ``--json`` object."""
     out = out or sys.stdout
     ms = f"{d['median_ms']:.1f} ms" if d["median_ms"] is not None else "-"
     parts = [
         f"{d['dataset']}: {d['photos']} photos, {d['dice']} dice",
-        f"correct {d['correct']} ({_pct(d['accuracy'])})",
-        f"wrong {d['wrong']} ({_pct(d['wrong_rate'])})",
+        f"correct {d['correct']} ({_pct(d['accuracy'])}, {_interval(d)})",
+        f"wrong {d['wrong']} ({_pct(d['wrong_rate'])}, at most {_pct(d['wrong_rate_upper'])})",
         f"rejected {d['rejected']} ({_pct(d['reject_rate'])})",
         f"missed {d['missed']}",
         f"false positives {d['false_positives']} (read as a face {d['false_positives_read']})",

@@ -83,6 +83,9 @@ def test_eval_json_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         "confusion",
         "reject_ratio",
         "reject_bias_p",
+        "groups",
+        "accuracy_interval",
+        "wrong_rate_upper",
     ):
         assert key in d
     assert d["dataset"] == "hand-d6"
@@ -96,9 +99,15 @@ def test_eval_json_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_eval_text_and_several_folders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a, b = _dataset(tmp_path / "a"), _dataset(tmp_path / "b")
+    assert main(["eval", str(a), "--json", "--reader", STANDIN]) == 0
+    d = json.loads(capsys.readouterr().out)
+    (lo, hi), upper = d["accuracy_interval"], d["wrong_rate_upper"]
+    assert 0 <= lo < 0.4 < hi <= 1 and 0.2 < upper <= 1  # 5 dice say little
     assert main(["eval", str(a), str(b), "--reader", STANDIN]) == 0
     out = capsys.readouterr().out
-    assert out.count("5 dice | correct 2 (40.00%) | wrong 1 (20.00%)") == 2
+    groups = f"{d['groups']} photo group{'s' if d['groups'] != 1 else ''}"
+    correct = f"correct 2 (40.00%, 95% interval {100 * lo:.2f}% to {100 * hi:.2f}%, {groups})"
+    assert out.count(f"5 dice | {correct} | wrong 1 (20.00%, at most {100 * upper:.2f}%)") == 2
     assert "d6 per face" in out
 
 

@@ -7,8 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
+from dicetower.vision.evaluate import FolderReport, score_photo
+from dicetower.vision.manifest import LabelledDie, ManifestEntry
+from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
 from dicetower.vision.synth import write_dataset
-from dicetower.vision.training.compare_models import compare, main, score
+from dicetower.vision.training.compare_models import compare, main, paired_change, score
 
 MODELS = Path(__file__).resolve().parents[2] / "vision" / "models"
 
@@ -39,6 +42,11 @@ def test_a_copy_of_the_shipped_models_scores_as_the_shipped_ones_and_the_sums_ad
     assert shipped["d6_sum"]["correct"] == byler["correct"] + matteo["correct"] > 0
     assert shipped["d6_sum"]["dice"] == byler["dice"] + matteo["dice"]
     assert shipped["d20_d6_faces"] is None  # no d20 photos here
+    # Against the first row: no change, and none in any resample of the photo groups.
+    assert shipped["vs_first"] is None
+    same = {"change": 0, "interval": [0.0, 0.0]}
+    # Groups as the split keeps them: 3 byler photos, and matteop65's 2 frames in one run of 10.
+    assert candidate["vs_first"] == {"correct": same, "wrong": same, "groups": 4}
     # The same scoring as `dicetower eval --kinds d6`.
     from dicetower.vision.evaluate import resolve_reader
 
@@ -85,3 +93,37 @@ def test_zero_thresholds_take_every_located_die_at_its_best_face(datasets: Path)
             r["correct"] + r["wrong"] >= usual["datasets"][name]["correct"] + usual["datasets"][name]["wrong"]
         )
         assert r["missed"] == usual["datasets"][name]["missed"]  # the detector is not changed
+
+
+def _report(dataset: str, faces_read: list[list[int | None]]) -> FolderReport:
+    """One photo per entry of ``faces_read``, each holding dice labelled 1, 2, ... read as given."""
+    report = FolderReport(dataset)
+    for p, faces in enumerate(faces_read):
+        labels = tuple(LabelledDie("d6", i + 1, (100.0 * i, 0.0, 40.0, 40.0)) for i in range(len(faces)))
+        boxes = [(100.0 * i, 0.0, 40.0, 40.0) for i in range(len(faces))]
+        reads = tuple(
+            DieReading(box, "d6", None, ReadStatus.UNREADABLE, UnreadableReason.BLURRED)
+            if f is None
+            else DieReading(box, "d6", f, ReadStatus.READ, confidence=0.9)
+            for box, f in zip(boxes, faces, strict=True)
+        )
+        entry = ManifestEntry(Path(f"/nowhere/p{p}.jpg"), labels, p + 1, f"p{p}.jpg")
+        report.add(score_photo(entry, Reading(reads, 640, 480)))
+    return report
+
+
+def test_paired_change_counts_group_by_group_and_resamples_groups() -> None:
+    # Before: photo 0 reads 1, 2 right; photo 1 rejects one die, reads one wrong; photo 2 right.
+    before = {"x": _report("x", [[1, 2], [None, 5], [1]])}
+    # After: photo 1 now right on both; photo 2 now wrong.
+    after = {"x": _report("x", [[1, 2], [1, 2], [4]])}
+    change = paired_change(before, after)
+    assert change["groups"] == 3
+    assert change["correct"]["change"] == 2 - 1  # +2 on photo 1, -1 on photo 2
+    assert change["wrong"]["change"] == 0  # -1 on photo 1, +1 on photo 2
+    lo, hi = change["correct"]["interval"]
+    assert lo < 1 < hi and lo >= -3 and hi <= 6  # sums of three groups' changes (0, +2, -1)
+    with pytest.raises(ValueError, match="different photos"):
+        paired_change(before, {"x": _report("x", [[1, 2]])})
+    with pytest.raises(ValueError, match="different datasets"):
+        paired_change(before, {"y": after["x"]})

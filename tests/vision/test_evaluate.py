@@ -13,6 +13,7 @@ from dicetower.vision.evaluate import (
     EvalError,
     FolderReport,
     Outcome,
+    PhotoResult,
     evaluate_folder,
     match_dice,
     reject_bias_p,
@@ -21,6 +22,7 @@ from dicetower.vision.evaluate import (
     score_photo,
     select_entries,
 )
+from dicetower.vision.intervals import binomial_bounds, binomial_upper
 from dicetower.vision.manifest import LabelledDie, ManifestEntry, write_manifest_line
 from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
 
@@ -236,6 +238,40 @@ def test_reject_bias_p_is_small_only_when_rejects_follow_the_face() -> None:
 def test_empty_report() -> None:
     d = FolderReport("empty").to_json()
     assert d["dice"] == 0 and d["accuracy"] == 0.0 and d["median_ms"] is None and d["per_face"] == {}
+    assert d["groups"] == 0 and d["accuracy_interval"] == [0.0, 1.0] and d["wrong_rate_upper"] == 1.0
+
+
+def _photo(name: str, *reads: int | None) -> PhotoResult:
+    """A photo of dice labelled 1, 2, ... read as ``reads`` (None: rejected)."""
+    labels = tuple(LabelledDie("d6", i + 1, (100.0 * i, 0, 40, 40)) for i in range(len(reads)))
+    entry = ManifestEntry(Path(f"/nowhere/{name}"), labels, 1, name)
+    return score_photo(entry, _reading(*(_read(100.0 * i, 0, f) for i, f in enumerate(reads))))
+
+
+def test_intervals_resample_photo_groups_not_dice() -> None:
+    # Ten photos of four dice: eight read right, two read all wrong. The dice of a photo fail
+    # together, so the interval is wider than 40 independent dice would give.
+    report = FolderReport("recordings")
+    for p in range(10):
+        report.add(_photo(f"p{p}.jpg", *([1, 2, 3, 4] if p < 8 else [6, 6, 6, 6])))
+    d = report.to_json()
+    assert d["groups"] == 10 and d["accuracy"] == pytest.approx(0.8)
+    lo, hi = d["accuracy_interval"]
+    cp_lo, cp_hi = binomial_bounds(32, 40)
+    assert lo < cp_lo - 0.05 and hi >= cp_hi - 1e-5
+    assert d["wrong_rate_upper"] > binomial_upper(8, 40)
+
+
+def test_near_duplicate_photos_are_one_group() -> None:
+    # epanemu-dice3's augmented copies share the name before "_jpg.rf.": one throw, one group.
+    report = FolderReport("epanemu-dice3")
+    for copy in ("a1", "b2", "c3"):
+        report.add(_photo(f"images/dice_7_jpg.rf.{copy}.jpg", 1, 2))
+    report.add(_photo("images/dice_8_jpg.rf.d4.jpg", 1))
+    d = report.to_json()
+    assert d["photos"] == 4 and d["groups"] == 2
+    # Nothing wrong: the bound is the binomial one on 7 dice, not the bootstrap's 0.
+    assert d["wrong_rate_upper"] == pytest.approx(binomial_upper(0, 7), abs=1e-5)
 
 
 # --- running over a folder -------------------------------------------------------------------

@@ -15,6 +15,12 @@ Run::
 (:data:`OTHER_DICE`) with ``--kinds d20``. On those, every d6 face read (a wrong read, or a false
 positive read as a face) is a die that is not there: the ``d20: d6 faces`` column.
 
+Every row after the first also says how it differs from the first, dataset by dataset and group by
+group of near-duplicate photos (``splits.group_of``): the change in d6 dice right and wrong, with
+a 95 % interval from resampling those groups (:func:`dicetower.vision.intervals.sum_interval`).
+Why: the held-out splits are 9-48 such groups a dataset, and one hard photo can move a sum by ten
+dice, so "+7 right" alone does not say whether a candidate is better or drew easier luck.
+
 ``--zero-thresholds`` reads with every face threshold at zero, so each located die is taken at
 its most likely face: the most a reader's network and detector can get right, which no choice
 of thresholds can pass (BENCHMARKS.md, session 17: byler's ceiling).
@@ -30,14 +36,15 @@ from typing import Any
 
 from ..detector import DetectorError
 from ..errata import ErrataError, errata_for
-from ..evaluate import EvalError, FolderReport, ReadFn, evaluate_folder, select_entries
+from ..evaluate import EvalError, FolderReport, Outcome, ReadFn, evaluate_folder, select_entries
+from ..intervals import sum_interval
 from ..manifest import ManifestError
 from ..pips import ReaderModelError
 from ..reader import FrameReader, frame_reader_for
 from .reader import D6_DATASETS, OTHER_DICE
 from .splits import SPLITS
 
-__all__ = ["SHIPPED", "compare", "main", "score"]
+__all__ = ["SHIPPED", "compare", "main", "paired_change", "score", "score_report"]
 
 #: The name that stands for the models shipped in the repo.
 SHIPPED = "shipped"
@@ -51,16 +58,45 @@ def _reader(models: str, zero_thresholds: bool = False) -> ReadFn:
     return lambda frame, reference: frame_reader.read(frame, reference)
 
 
-def score(
+def score_report(
     folder: Path, read: ReadFn, split: str | None, kinds: Sequence[str], errata_dir: Path | None = None
-) -> dict[str, Any]:
-    """One folder's ``dicetower eval --json`` object for ``read``."""
+) -> FolderReport:
+    """One folder scored for ``read``, as ``dicetower eval`` scores it."""
     errata = errata_for(folder, errata_dir) if errata_dir is not None else []
     entries = select_entries(folder, split=split, kinds=kinds, errata=errata)
     report = FolderReport(folder.resolve().name)
     for result in evaluate_folder(folder, read, entries=entries):
         report.add(result)
-    return report.to_json()
+    return report
+
+
+def score(
+    folder: Path, read: ReadFn, split: str | None, kinds: Sequence[str], errata_dir: Path | None = None
+) -> dict[str, Any]:
+    """One folder's ``dicetower eval --json`` object for ``read``."""
+    return score_report(folder, read, split, kinds, errata_dir).to_json()
+
+
+def paired_change(before: dict[str, FolderReport], after: dict[str, FolderReport]) -> dict[str, Any]:
+    """How ``after`` differs from ``before`` in dice right and wrong, summed over their datasets.
+
+    Both must have read the same photos. Each (dataset, photo group) contributes its own change,
+    and the interval resamples those groups (:func:`~dicetower.vision.intervals.sum_interval`).
+    """
+    if before.keys() != after.keys():
+        raise ValueError(f"different datasets: {sorted(before)} and {sorted(after)}")
+    out: dict[str, Any] = {}
+    for outcome in (Outcome.CORRECT, Outcome.WRONG):
+        changes = []
+        for d, first in before.items():
+            later = after[d].groups
+            if first.groups.keys() != later.keys():
+                raise ValueError(f"{d}: the two reports read different photos")
+            changes += [later[g][outcome.value] - c[outcome.value] for g, c in first.groups.items()]
+        lo, hi = sum_interval(changes)
+        out[outcome.value] = {"change": int(sum(changes)), "interval": [lo, hi]}
+    out["groups"] = sum(len(r.groups) for r in before.values())
+    return out
 
 
 def compare(
@@ -73,15 +109,19 @@ def compare(
 ) -> list[dict[str, Any]]:
     """Per candidate: its reports per dataset present, the d6 sums, and the d6 faces on d20 photos."""
     out = []
+    first: dict[str, FolderReport] | None = None
     for name in candidates:
         read = _reader(name, zero_thresholds)
-        reports = {
-            d: score(datasets / d, read, split, ("d6",), errata_dir)
+        scored = {
+            d: score_report(datasets / d, read, split, ("d6",), errata_dir)
             for d in D6_DATASETS
             if (datasets / d).is_dir()
         }
+        reports = {d: r.to_json() for d, r in scored.items()}
         sums = {k: sum(r[k] for r in reports.values()) for k in ("dice", *COUNTS)}
         row: dict[str, Any] = {"models": name, "datasets": reports, "d6_sum": sums, "d20_d6_faces": None}
+        row["vs_first"] = None if first is None else paired_change(first, scored)
+        first = scored if first is None else first
         others = [score(datasets / d, read, split, ("d20",)) for d in OTHER_DICE if (datasets / d).is_dir()]
         if others:
             row["d20_d6_faces"] = sum(r["wrong"] + r["false_positives_read"] for r in others)
@@ -96,9 +136,20 @@ def _cell(x: dict[str, Any] | None) -> str:
     return f"{found}, fp {x['false_positives']} ({x['false_positives_read']} read)"
 
 
+def _change(vs: dict[str, Any] | None) -> str:
+    if vs is None:
+        return "-"
+
+    def one(what: str) -> str:
+        c, (lo, hi) = vs[what]["change"], vs[what]["interval"]
+        return f"{c:+d} {what} ({lo:+.0f} to {hi:+.0f})"
+
+    return f"{one('correct')}, {one('wrong')}"
+
+
 def _print(rows: list[dict[str, Any]]) -> None:
     names = sorted({d for r in rows for d in r["datasets"]}, key=D6_DATASETS.index)
-    head = ["models", *names, "d6 sum: right / wrong / fp read", "d20: d6 faces"]
+    head = ["models", *names, "d6 sum: right / wrong / fp read", "d20: d6 faces", "vs first row (95 %)"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
@@ -108,6 +159,7 @@ def _print(rows: list[dict[str, Any]]) -> None:
         s = r["d6_sum"]
         cells.append(f"{s['correct']} / {s['wrong']} / {s['false_positives_read']}")
         cells.append("-" if r["d20_d6_faces"] is None else str(r["d20_d6_faces"]))
+        cells.append(_change(r["vs_first"]))
         print("| " + " | ".join(cells) + " |")
 
 
