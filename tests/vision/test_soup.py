@@ -99,3 +99,35 @@ def test_the_command_refuses_files_that_are_not_readers_of_its_arch(tmp_path, ca
             main(["--arch", arch, "--out", str(out), str(good), str(bad)])
         assert says in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_detector_checkpoints_make_a_detector_soup_and_nothing_else_does(tmp_path, capsys) -> None:
+    from dicetower.vision.training.detector import build_model
+
+    paths = []
+    for seed in range(2):
+        torch.manual_seed(seed)
+        paths.append(tmp_path / f"det{seed}.pt")
+        torch.save(build_model().state_dict(), paths[-1])
+    out = tmp_path / "soup.pt"
+    assert main(["--arch", "detector", "--out", str(out), *map(str, paths)]) == 0
+    assert "soup of 2 detectors" in capsys.readouterr().out
+    a, b, mixed = torch.load(paths[0]), torch.load(paths[1]), torch.load(out)
+    key = next(k for k, v in mixed.items() if v.dtype.is_floating_point)
+    assert torch.equal(mixed[key], (a[key] + b[key]) / 2)
+    loaded = build_model().load_state_dict(mixed)  # a checkpoint the detector trainer can --resume
+    assert not loaded.missing_keys and not loaded.unexpected_keys
+    reader = tmp_path / "reader.pt"
+    torch.save(_states(1)[0], reader)
+    fake_onnx = tmp_path / "det.onnx"
+    fake_onnx.write_bytes(b"exports are refused before they are read")
+    for argv, says in (
+        ([str(paths[0]), str(reader)], "not a detector"),
+        ([str(fake_onnx), str(fake_onnx)], "checkpoints (.pt)"),
+        ([str(paths[0]), str(paths[1])], "not a v3s reader"),
+    ):
+        arch = "v3s" if says.startswith("not a v3s") else "detector"
+        with pytest.raises(SystemExit):
+            main(["--arch", arch, "--out", str(tmp_path / "x.pt"), *argv])
+        assert says in capsys.readouterr().err
+    assert not (tmp_path / "x.pt").exists()

@@ -12,8 +12,12 @@ Every floating tensor is averaged, batch-norm running statistics included; integ
 taken from the first ingredient. Ingredients are training states (``.pt``) of one ``--arch``, or
 all exported readers (``.onnx``, whose batch norms are folded: a different soup); never a mix.
 The soup is a state dict to give the trainer's ``--calibrate-only --init``, which chooses its
-thresholds and exports it. The shipped reader (its ingredients are machine-local states; the
-calibration flags are R4b's, ``vision/training/reader.py``'s docstring)::
+thresholds and exports it. ``--arch detector`` averages the detector trainer's checkpoints instead
+(``.pt`` only), for its ``--export-only --resume SOUP.pt --out DIR/detector.onnx``; session 20's two
+detector soups read no more val dice than the shipped detector (BENCHMARKS.md).
+
+The shipped reader (its ingredients are machine-local states; the calibration flags are R4b's,
+``vision/training/reader.py``'s docstring)::
 
     .venv/bin/python -m dicetower.vision.training.soup --arch v3s \\
         --out /tmp/dicetower-reader/model_s19_S3.pt /tmp/dicetower-reader/model_s17_R4b.pt \\
@@ -29,7 +33,10 @@ from typing import Any
 
 from .reader import ARCHS, load_state, make_model
 
-__all__ = ["MAX_INGREDIENTS", "differs", "main", "soup"]
+__all__ = ["DETECTOR", "MAX_INGREDIENTS", "differs", "main", "soup"]
+
+#: ``--arch`` for the detector's checkpoints (``vision/training/detector.py``).
+DETECTOR = "detector"
 
 #: More ingredients than this is not a soup of fine-tunes but a mistake on the command line.
 MAX_INGREDIENTS = 32
@@ -75,7 +82,12 @@ def soup(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("ingredients", nargs="+", type=Path, help="state dicts (.pt) or exported readers (.onnx)")
-    ap.add_argument("--arch", choices=ARCHS, required=True, help="the ingredients' network")
+    ap.add_argument(
+        "--arch",
+        choices=(*ARCHS, DETECTOR),
+        required=True,
+        help="the ingredients' network (a reader's, or detector)",
+    )
     ap.add_argument("--out", type=Path, required=True, help="where to write the soup's state dict (.pt)")
     args = ap.parse_args(argv)
     import torch
@@ -89,20 +101,29 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("mix of .onnx and .pt ingredients: use training states (.pt) for all, or exports for all")
     if not 2 <= len(args.ingredients) <= MAX_INGREDIENTS:
         ap.error(f"a soup needs 2 to {MAX_INGREDIENTS} readers, got {len(args.ingredients)}")
-    like = make_model(args.arch).state_dict()
+    detector = args.arch == DETECTOR
+    if detector and args.ingredients[0].suffix == ".onnx":
+        ap.error("detector soups take the trainer's checkpoints (.pt), not exported .onnx files")
+    if detector:
+        from .detector import build_model
+
+        like = build_model().state_dict()
+    else:
+        like = make_model(args.arch).state_dict()
+    kind, what = ("detector checkpoint", "detector") if detector else ("reader state", f"{args.arch} reader")
     states = []
     for path in args.ingredients:
         try:
-            state = load_state(path, args.arch)
+            state = torch.load(path, weights_only=True) if detector else load_state(path, args.arch)
         except Exception as exc:  # torch.load's unpickling errors are many kinds; all mean "not a state"
-            ap.error(f"{path}: not a reader state ({type(exc).__name__}: {exc})")
+            ap.error(f"{path}: not a {kind} ({type(exc).__name__}: {exc})")
         if (why := differs(state, like)) is not None:
-            ap.error(f"{path}: not a {args.arch} reader: {why}")
+            ap.error(f"{path}: not a {what}: {why}")
         states.append(state)
     mixed = soup(states)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     torch.save(mixed, args.out)
-    print(f"soup of {len(args.ingredients)} readers -> {args.out}")
+    print(f"soup of {len(args.ingredients)} {'detectors' if detector else 'readers'} -> {args.out}")
     return 0
 
 

@@ -17,4 +17,10 @@ something while the card itself can be read again.
   soup of R4b and two runs trained on from it (``vision/training/soup.py``): 720 of the four d6
   test sets' dice right against 713, with 1 wrong and 2 false positives read as before
   (``compare_models vision/training/candidates/s18 shipped``).
+- ``s20``: not shipped; session 20's nearest miss, S7 = the soup of the shipped reader and one
+  75-minute run trained on from it (N1, ``--augment p_motion=0.2``, seed 201), reader only. On
+  val it reads 633 dice right (95 % paired: +8 to +32 against the shipped 615) but 5 wrong
+  against 3, one more than rule U's gate allows, so its test split was never read. It was chosen
+  after N1's own val figures were seen (BENCHMARKS.md, "Session 20"). Kept so a later rule can
+  name it for a test read without retraining (its training states are machine-local).
 """
