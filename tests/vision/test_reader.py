@@ -732,16 +732,17 @@ def test_oblique_training_crops_keep_up_up_and_the_others_turn_every_way() -> No
 
 
 def test_oblique_calibration_crops_keep_up_up() -> None:
-    from dicetower.vision.training.reader import D6_DATASETS, jitter_crop, turn_limits
+    from dicetower.vision.training.reader import D6_DATASETS, OBLIQUE_GROUP, jitter_crop, turn_limits
 
     ctx = _top_lit_contexts(40)
     rng = np.random.default_rng(2)
     assert _up_is_up(np.stack([jitter_crop(c, rng, max_turn=25.0) for c in ctx])).all()
     assert not _up_is_up(np.stack([jitter_crop(c, rng) for c in ctx])).all()
-    ds = np.array([0, 1, 2, 3, 4])  # byler, epanemu, matteop65, tomitomi, synth
+    ds = np.array([0, 1, 2, 3, 4, OBLIQUE_GROUP])  # byler, epanemu, matteop65, tomitomi, synth, oblique synth
     limits = turn_limits(ds, {"epanemu-dice3": 25.0, "matteop65-d6-wood": 10.0})
-    assert limits.tolist() == [180.0, 25.0, 10.0, 180.0, 180.0]
-    assert turn_limits(ds, None).tolist() == [180.0] * 5
+    # rendered oblique dice keep their up as carefully as the most careful dataset
+    assert limits.tolist() == [180.0, 25.0, 10.0, 180.0, 180.0, 10.0]
+    assert turn_limits(ds, None).tolist() == [180.0] * 6
     assert D6_DATASETS[1] == "epanemu-dice3"
 
 

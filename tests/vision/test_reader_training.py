@@ -78,6 +78,9 @@ def test_distill_loss_mixes_label_and_teacher_as_weighted() -> None:
         (["--distill", "0.5", "x"], "--distill"),
         (["--teacher", "t.pt", "--teacher-arch", "v2", "--arch", "v3ss"], "--teacher-arch"),
         (["--distill", "0.9", "2"], "--distill needs --teacher"),
+        (["--synth-oblique", "100"], "--synth-oblique needs --oblique"),
+        (["--synth-oblique", "-1"], "--synth-oblique is a number"),
+        (["--synth-oblique", "60000"], "--synth-oblique is a number"),
         (["--teacher", "/nonexistent/t.pt", "--arch", "v3ss"], "no such state dict"),
         (["--init", "/nonexistent/i.pt"], "no such state dict"),
     ],
@@ -463,3 +466,22 @@ def test_training_refuses_unusable_errata_before_any_work(tmp_path, make: bool, 
         main(["--errata", str(errata), "--work", "/nonexistent/never-created"])
     assert exc.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def test_oblique_cache_holds_labelled_contexts_of_rendered_dice_and_is_reused(tmp_path) -> None:
+    from dicetower.vision.pips import INPUT
+    from dicetower.vision.training.reader import CTX, OBLIQUE_GROUP, build_oblique_cache
+
+    out = tmp_path / "oblique.npz"
+    data = build_oblique_cache(out, 12, seed=3)
+    assert data is not None and out.is_file()
+    assert data["ctx"].shape == (12, CTX, CTX, 3) and data["crop"].shape[0] == 12
+    assert data["crop"].shape[1:] == (INPUT, INPUT, 3)  # cut as the runtime cuts a die
+    assert set(data["face"].tolist()) <= set(range(1, 7)) and len(set(data["face"].tolist())) > 2
+    assert (data["split"] == 0).all() and (data["ds"] == OBLIQUE_GROUP).all()  # train only, own group
+    # The die sits in the middle of its context: the centre differs from the corners (the table).
+    centre = data["ctx"][:, CTX // 2 - 8 : CTX // 2 + 8, CTX // 2 - 8 : CTX // 2 + 8].astype(float)
+    corners = data["ctx"][:, :8, :8].astype(float)
+    assert float(np.abs(centre.mean((1, 2)) - corners.mean((1, 2))).sum(axis=1).mean()) > 10
+    again = build_oblique_cache(out, 999, seed=99)  # the cache stands: built once, read after
+    assert again is not None and np.array_equal(again["ctx"], data["ctx"])
