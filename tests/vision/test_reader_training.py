@@ -81,6 +81,9 @@ def test_distill_loss_mixes_label_and_teacher_as_weighted() -> None:
         (["--synth-oblique", "100"], "--synth-oblique needs --oblique"),
         (["--synth-oblique", "-1"], "--synth-oblique is a number"),
         (["--synth-oblique", "60000"], "--synth-oblique is a number"),
+        (["--synth-oblique-elevation", "50,15"], "5 <= LO <= HI <= 90"),
+        (["--synth-oblique-elevation", "2,40"], "5 <= LO <= HI <= 90"),
+        (["--synth-oblique-elevation", "forty"], "expected LO,HI"),
         (["--teacher", "/nonexistent/t.pt", "--arch", "v3ss"], "no such state dict"),
         (["--init", "/nonexistent/i.pt"], "no such state dict"),
     ],
@@ -485,3 +488,5 @@ def test_oblique_cache_holds_labelled_contexts_of_rendered_dice_and_is_reused(tm
     assert float(np.abs(centre.mean((1, 2)) - corners.mean((1, 2))).sum(axis=1).mean()) > 10
     again = build_oblique_cache(out, 999, seed=99)  # the cache stands: built once, read after
     assert again is not None and np.array_equal(again["ctx"], data["ctx"])
+    low = build_oblique_cache(tmp_path / "low.npz", 12, seed=3, elevation=(15.0, 20.0))
+    assert low is not None and not np.array_equal(low["ctx"], data["ctx"])  # the camera's range is used

@@ -133,7 +133,9 @@ a cube in perspective, top face labelled, its side faces a real die's. Train onl
 group (:data:`OBLIQUE_GROUP`), weighted as a helper like the top-down renders, and turned no
 more than ``--oblique-turn`` (so it needs ``--oblique``). Session 21's O1 and O2 are the shipped
 reader's last stage from its own state with ``--augment p_motion=0.2 --synth-oblique 4000``,
-75 minutes, seeds 211 and 212 (``--tag s21_O1``, ``s21_O2``).
+75 minutes, seeds 211 and 212 (``--tag s21_O1``, ``s21_O2``); O3 and O4 go on from O1's state
+45 minutes with the camera lower, ``--synth-oblique-elevation 15,50`` (default 25,75), seeds 213
+and 214. Each elevation range has its own cache file.
 
 ``--out`` defaults to the repo's ``vision/models``: point it elsewhere while experimenting and
 copy the pair (``d6_reader.onnx`` + ``.json``) in once the val figures (``dicetower eval --split
@@ -550,24 +552,39 @@ def build_synth_cache(
     return _store(out, ctx, crop, face, np.zeros(n), np.full(n, len(D6_DATASETS)))
 
 
-def build_oblique_cache(out: Path, n_dice: int, seed: int = 1) -> dict[str, np.ndarray] | None:
+def _elevation_range(text: str) -> tuple[float, float]:
+    """``LO,HI`` degrees above the table, 5 <= LO <= HI <= 90 (argparse type)."""
+    try:
+        lo, hi = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected LO,HI in degrees, got {text!r}") from None
+    if not 5.0 <= lo <= hi <= 90.0:
+        raise argparse.ArgumentTypeError(f"need 5 <= LO <= HI <= 90 degrees, got {text!r}")
+    return lo, hi
+
+
+def build_oblique_cache(
+    out: Path, n_dice: int, seed: int = 1, elevation: tuple[float, float] = (25.0, 75.0)
+) -> dict[str, np.ndarray] | None:
     """Contexts of rendered dice photographed at an angle (train only), top face labelled.
 
     Why: on phone and webcam photos the reader often reads the large side face turned to the
     camera instead of the foreshortened top (session 20, BENCHMARKS.md); the real photos hold
     a few hundred such dice. :func:`~dicetower.vision.synth.oblique.render_oblique` draws the
     whole cube in perspective, so every foreshortening of the top is shown with real side
-    faces beside it. Their crops keep their up (:func:`turn_limits`).
+    faces beside it. Their crops keep their up (:func:`turn_limits`). ``elevation`` is the
+    camera's range above the table, degrees (``ObliqueStyle.elevation``).
     """
     if (done := _cached(out)) is not None:
         return done
     try:
-        from ..synth.oblique import render_oblique
+        from ..synth.oblique import ObliqueStyle, render_oblique
     except ImportError:
         return None
+    style = ObliqueStyle(elevation=elevation)
     ctx, crop, face = [], [], []
     for i in range(min(n_dice, 50_000)):
-        img, label = render_oblique(seed * 1_000_000 + i)
+        img, label = render_oblique(seed * 1_000_000 + i, style=style)
         x, y, w, h = label.box  # type: ignore[misc]
         ctx.append(_context(img, x + w / 2, y + h / 2, max(w, h)))
         crop.append(crop_die(img, label.box))  # type: ignore[arg-type]
@@ -1531,6 +1548,13 @@ def main(argv: list[str] | None = None) -> int:
         help="rendered dice photographed at an angle added to train (0: none; build_oblique_cache)",
     )
     ap.add_argument(
+        "--synth-oblique-elevation",
+        type=_elevation_range,
+        default=(25.0, 75.0),
+        metavar="LO,HI",
+        help="the rendered camera's range above the table, degrees (default 25,75; 90 = straight down)",
+    )
+    ap.add_argument(
         "--synth-marbled",
         type=float,
         default=0.0,
@@ -1654,8 +1678,11 @@ def main(argv: list[str] | None = None) -> int:
         if synth is not None:
             data = {k: np.concatenate([data[k], synth[k]]) for k in data}
     if args.synth_oblique > 0:
+        lo, hi = args.synth_oblique_elevation
         oblique_dice = build_oblique_cache(
-            args.work / f"synth_oblique{args.synth_oblique}.npz", args.synth_oblique
+            args.work / f"synth_oblique{args.synth_oblique}_e{lo:g}-{hi:g}.npz",
+            args.synth_oblique,
+            elevation=(lo, hi),
         )
         if oblique_dice is not None:
             data = {k: np.concatenate([data[k], oblique_dice[k]]) for k in data}
@@ -1775,7 +1802,12 @@ def main(argv: list[str] | None = None) -> int:
         "init": args.init.name if args.init is not None else None,
         "dataset_weight": weights or None,
         "train_share": shares or None,
-        "synth": {"scenes": args.synth, "marbled": args.synth_marbled, "oblique": args.synth_oblique},
+        "synth": {
+            "scenes": args.synth,
+            "marbled": args.synth_marbled,
+            "oblique": args.synth_oblique,
+            "oblique_elevation": list(args.synth_oblique_elevation),
+        },
         "teacher": (
             None
             if args.teacher is None or args.calibrate_only
