@@ -99,3 +99,19 @@ def test_top_down_renders_show_the_labelled_face_to_the_shipped_reader() -> None
     right = sum(r == f for r, f in zip(reads, labels, strict=True))
     wrong = sum(r is not None and r != f for r, f in zip(reads, labels, strict=True))
     assert wrong == 0 and right >= 22
+
+
+@pytest.mark.parametrize(
+    ("style", "says"),
+    [
+        (ObliqueStyle(elevation=(0.0, 40.0)), "elevation"),
+        (ObliqueStyle(elevation=(60.0, 30.0)), "elevation"),
+        (ObliqueStyle(distance=(0.5, 3.0)), "distance"),
+        (ObliqueStyle(die_px=(30.0, 500.0)), "die_px"),
+        (ObliqueStyle(neighbours=(0, 50)), "neighbours"),
+        (ObliqueStyle(marbled=1.5), "marbled"),
+    ],
+)
+def test_render_refuses_style_ranges_that_draw_nonsense(style: ObliqueStyle, says: str) -> None:
+    with pytest.raises(SynthError, match=says):
+        render_oblique(0, style=style)

@@ -221,6 +221,25 @@ def _draw_die(
     return outline
 
 
+def _check(style: ObliqueStyle) -> None:
+    """Refuse ranges that draw nonsense: a camera under the table or inside the die, a die
+    larger than the picture, more neighbours than the bounded loop draws."""
+    ranges = {
+        "elevation": (style.elevation, 5.0, 90.0),
+        "distance": (style.distance, 2.0, 1000.0),
+        "die_px": (style.die_px, 8.0, 120.0),
+        "blur": (style.blur, 0.0, 10.0),
+        "noise": (style.noise, 0.0, 50.0),
+        "neighbours": (style.neighbours, 0, MAX_NEIGHBOURS),
+    }
+    for name, ((lo, hi), least, most) in ranges.items():
+        if not least <= lo <= hi <= most:
+            raise SynthError(f"ObliqueStyle.{name}: need LO <= HI within [{least}, {most}], got ({lo}, {hi})")
+    for name, share in (("marbled", style.marbled), ("speckle", style.speckle)):
+        if not 0.0 <= share <= 1.0:
+            raise SynthError(f"ObliqueStyle.{name} is a share in [0, 1], got {share}")
+
+
 def render_oblique(
     seed: int, face: int | None = None, size: int = 256, *, style: ObliqueStyle | None = None
 ) -> tuple[np.ndarray, LabelledDie]:
@@ -232,6 +251,7 @@ def render_oblique(
     style = style or ObliqueStyle()
     if not 64 <= size <= 2048:
         raise SynthError(f"size must be 64..2048 px, got {size}")
+    _check(style)
     rng = np.random.default_rng(seed)
     top = int(rng.integers(1, 7)) if face is None else int(face)
     if not 1 <= top <= 6:
@@ -272,12 +292,10 @@ def render_oblique(
         dice.append((at, math.radians(float(rng.uniform(0, 360))), int(rng.integers(1, 7)), False))
     dice.sort(key=lambda t: -float(np.linalg.norm(t[0] - cam.pos)))
     outline = None
-    for at, a, f, main in dice:
+    for at, a, f, main in dice:  # a nearer neighbour may hide part of the die, as in real heaps
         pts = _draw_die(canvas, cam, at, a, f, rng, light, style.marbled, shape)
         if main:
             outline = pts
-        elif outline is not None:
-            pass  # a nearer neighbour may hide part of the die: so do real heaps
     assert outline is not None
     gx = np.linspace(-0.5, 0.5, S, dtype=np.float32)
     grad = 1.0 + rng.uniform(0, 0.35) * (gx[None, :] * light[0] + gx[:, None] * light[1])
