@@ -29,7 +29,7 @@ import numpy as np
 from ..manifest import LabelledDie
 from .render import BODY_COLOURS, MARBLED_COLOURS, SynthError, draw_face
 
-__all__ = ["ObliqueStyle", "cube_faces", "render_oblique"]
+__all__ = ["ObliqueStyle", "check_style", "cube_faces", "render_oblique"]
 
 #: Supersampling factor (draw at SS x, area-downsample).
 _SS = 2
@@ -221,7 +221,7 @@ def _draw_die(
     return outline
 
 
-def _check(style: ObliqueStyle) -> None:
+def check_style(style: ObliqueStyle) -> None:
     """Refuse ranges that draw nonsense: a camera under the table or inside the die, a die
     larger than the picture, more neighbours than the bounded loop draws."""
     ranges = {
@@ -251,7 +251,7 @@ def render_oblique(
     style = style or ObliqueStyle()
     if not 64 <= size <= 2048:
         raise SynthError(f"size must be 64..2048 px, got {size}")
-    _check(style)
+    check_style(style)
     rng = np.random.default_rng(seed)
     top = int(rng.integers(1, 7)) if face is None else int(face)
     if not 1 <= top <= 6:

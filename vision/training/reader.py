@@ -553,13 +553,18 @@ def build_synth_cache(
 
 
 def _elevation_range(text: str) -> tuple[float, float]:
-    """``LO,HI`` degrees above the table, 5 <= LO <= HI <= 90 (argparse type)."""
+    """``LO,HI`` degrees above the table (argparse type), checked by the renderer's own rule."""
+    from ..synth import SynthError
+    from ..synth.oblique import ObliqueStyle, check_style
+
     try:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected LO,HI in degrees, got {text!r}") from None
-    if not 5.0 <= lo <= hi <= 90.0:
-        raise argparse.ArgumentTypeError(f"need 5 <= LO <= HI <= 90 degrees, got {text!r}")
+    try:
+        check_style(ObliqueStyle(elevation=(lo, hi)))
+    except SynthError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
     return lo, hi
 
 
