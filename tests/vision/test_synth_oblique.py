@@ -115,3 +115,31 @@ def test_top_down_renders_show_the_labelled_face_to_the_shipped_reader() -> None
 def test_render_refuses_style_ranges_that_draw_nonsense(style: ObliqueStyle, says: str) -> None:
     with pytest.raises(SynthError, match=says):
         render_oblique(0, style=style)
+
+
+def test_read_renders_counts_each_readers_right_and_wrong_per_band(capsys) -> None:
+    from dicetower.vision.training.read_renders import main, read_band
+
+    got = read_band({"shipped": D6Reader()}, (86.0, 89.9), 12)
+    right, wrong = got["shipped"]
+    assert 0 <= wrong <= right <= 12 and right >= 9  # seen from above, the shipped reader reads them
+    assert main(["shipped", "--renders", "6", "--band", "86,89.9"]) == 0
+    out = capsys.readouterr().out
+    assert "| 86-89.9 degrees |" in out and "right" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["shipped", "--renders", "0"], "--renders"),
+        (["shipped", "--band", "80,20"], "need LO <= HI"),
+        (["shipped", "--band", "x"], "expected LO,HI"),
+        (["/nonexistent/reader"], "missing d6_reader"),
+    ],
+)
+def test_read_renders_refuses_bad_arguments(args: list[str], says: str, capsys) -> None:
+    from dicetower.vision.training.read_renders import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    assert exc.value.code == 2 and says in capsys.readouterr().err
