@@ -19,6 +19,10 @@ rate, as it is in the trainer's calibration. Cocked dice (no face up) take no pa
 dice that match no label: a folder's labels may leave real dice out, so they are not priced as
 phantom faces (eval still counts them, ``false_positives_read``).
 
+With a view (``--view top_down``, :mod:`dicetower.vision.view`), only the answers from frames
+seen that way choose, and the card keeps its thresholds for every other frame: a tower's camera
+looks down on its tray, and the oblique frames' confident mistakes should not price its thresholds.
+
 Figures in the report are in-sample (the photos the thresholds were chosen on): judge the card
 with ``dicetower eval OTHER_PHOTOS --models OUT``.
 """
@@ -39,7 +43,8 @@ from .detector import MODEL_PATH as SHIPPED_DETECTOR
 from .errata import errata_for
 from .evaluate import evaluate_folder, select_entries
 from .reader import FrameReader, frame_reader_for
-from .thresholds import MAX_REJECT, WRONG_COST, choose_reject_rate, outcome_counts
+from .thresholds import MAX_REJECT, WRONG_COST, choose_reject_rate, taken
+from .view import View
 
 __all__ = [
     "MIN_RIGHT_PER_FACE",
@@ -78,6 +83,8 @@ class Answers:
     photos: int = 0
     missed: int = 0  #: labelled dice no read die was matched to (no threshold changes them)
     errors: int = 0  #: photos that failed to load or read
+    #: how the camera saw each answer's frame (:mod:`dicetower.vision.view`)
+    views: list[str] = field(default_factory=list)
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return (
@@ -90,11 +97,16 @@ class Answers:
 
 @dataclass(frozen=True)
 class Calibration:
-    """Chosen thresholds, the price's figures, and right / wrong / rejected per folder (in-sample)."""
+    """Chosen thresholds, the price's figures, and right / wrong / rejected per folder (in-sample).
+
+    ``view`` set: ``thresholds`` are for frames seen that way only; the others keep ``base``.
+    """
 
     thresholds: dict[int, float]
     stats: dict[str, Any]
     outcomes: dict[str, tuple[int, int, int]]
+    view: View | None = None
+    base: dict[int, float] | None = None
 
 
 def open_reader(models: Path | None) -> FrameReader:
@@ -119,9 +131,7 @@ def read_answers(
     if len(set(names)) != len(names):
         raise CalibrationError(f"each folder once: {', '.join(names)}")
     answers = Answers(names)
-    saved = dict(reader.faces.thresholds)
-    reader.faces.thresholds = dict.fromkeys(range(1, 7), 0.0)
-    try:
+    with reader.faces.thresholds_at_zero():
         for g, folder in enumerate(folders):
             errata = errata_for(Path(folder), errata_dir) if errata_dir is not None else []
             entries = select_entries(Path(folder), split=split, limit=limit, kinds=["d6"], errata=errata)
@@ -138,8 +148,7 @@ def read_answers(
                     answers.pred.append(int(s.read.face or 0))
                     answers.labels.append(int(s.label.face))
                     answers.groups.append(g)
-    finally:
-        reader.faces.thresholds = saved
+                    answers.views.append(str(result.reading.view) if result.reading else View.OBLIQUE)
     return answers
 
 
@@ -152,31 +161,77 @@ def check_price(wrong_cost: float, max_reject: float) -> None:
 
 
 def calibrate(
-    answers: Answers, *, wrong_cost: float = WRONG_COST, max_reject: float = MAX_REJECT
+    answers: Answers,
+    *,
+    wrong_cost: float = WRONG_COST,
+    max_reject: float = MAX_REJECT,
+    view: View | None = None,
+    base: dict[int, float] | None = None,
 ) -> Calibration:
-    """Thresholds for ``answers`` (see the module docstring) and what they do to each folder."""
+    """Thresholds for ``answers`` (see the module docstring) and what they do to each folder.
+
+    ``view``: choose thresholds for frames the camera saw that way only (``dicetower calibrate
+    --view``, :mod:`dicetower.vision.view`), from those frames' answers; frames seen otherwise
+    keep ``base`` (the card's thresholds), and a face read right fewer than
+    :data:`MIN_RIGHT_PER_FACE` times in the view's frames keeps its ``base`` threshold too.
+    """
     conf, pred, labels, groups = answers.arrays()
+    check_price(wrong_cost, max_reject)
+    if view is None:
+        chosen, stats, short = _choose(conf, pred, labels, groups, wrong_cost, max_reject)
+        if short:
+            counts = ", ".join(f"{f}: {n}" for f, n in short.items())
+            raise CalibrationError(
+                f"too few dice read right to set a threshold (each face needs {MIN_RIGHT_PER_FACE};"
+                f" {counts}); label more photos"
+            )
+        thr = _card_values(chosen)
+        took = taken(conf, pred, thr)
+    else:
+        if base is None:
+            raise CalibrationError("a view's thresholds need the card's, for the other frames")
+        seen = np.asarray(answers.views, dtype=object) == str(view)
+        if not seen.any():
+            raise CalibrationError(f"no frame of these photos is {view}: nothing to choose its thresholds on")
+        chosen, stats, short = _choose(
+            conf[seen], pred[seen], labels[seen], groups[seen], wrong_cost, max_reject
+        )
+        thr = {f: (base[f] if f in short else v) for f, v in _card_values(chosen).items()}
+        stats["view"] = str(view)
+        stats["kept_card_threshold"] = sorted(short)
+        stats["dice"] = int(seen.sum())
+        took = np.where(seen, taken(conf, pred, thr), taken(conf, pred, base))
+    stats["groups"] = {str(i): n for i, n in enumerate(answers.folders)}
+    outcomes = {}
+    for g, name in enumerate(answers.folders):
+        sel = groups == g
+        right = int((took[sel] & (pred[sel] == labels[sel])).sum())
+        wrong = int(took[sel].sum()) - right
+        outcomes[name] = (right, wrong, int(sel.sum()) - right - wrong)
+    return Calibration(thr, stats, outcomes, view, None if view is None else dict(base or {}))
+
+
+def _choose(
+    conf: np.ndarray,
+    pred: np.ndarray,
+    labels: np.ndarray,
+    groups: np.ndarray,
+    wrong_cost: float,
+    max_reject: float,
+) -> tuple[dict[int, float], dict[str, Any], dict[int, int]]:
+    """The price rule's thresholds and figures, and the faces read right too rarely to set one."""
     right = np.bincount(labels[pred == labels], minlength=7)[1:]
     short = {f: int(n) for f, n in zip(range(1, 7), right, strict=True) if n < MIN_RIGHT_PER_FACE}
-    if short:
-        counts = ", ".join(f"{f}: {n}" for f, n in short.items())
-        raise CalibrationError(
-            f"too few dice read right to set a threshold (each face needs {MIN_RIGHT_PER_FACE}; {counts});"
-            " label more photos"
-        )
-    check_price(wrong_cost, max_reject)
     chosen, stats = choose_reject_rate(
         conf, pred, labels, groups, wrong_cost=wrong_cost, max_reject=max_reject
     )
-    # Rounded *down* to the card's 5 decimals: at reject rate 0 a face's threshold is its least
-    # sure right die's probability, and rounding up would reject that die.
-    thr = {f: math.floor(v * 1e5) / 1e5 for f, v in chosen.items()}
-    stats["groups"] = {str(i): n for i, n in enumerate(answers.folders)}
-    outcomes = {
-        name: outcome_counts(conf[groups == g], pred[groups == g], labels[groups == g], thr)
-        for g, name in enumerate(answers.folders)
-    }
-    return Calibration(thr, stats, outcomes)
+    return chosen, stats, short
+
+
+def _card_values(chosen: dict[int, float]) -> dict[int, float]:
+    """Rounded *down* to the card's 5 decimals: at reject rate 0 a face's threshold is its least
+    sure right die's probability, and rounding up would reject that die."""
+    return {f: math.floor(v * 1e5) / 1e5 for f, v in chosen.items()}
 
 
 def write_card(
@@ -191,9 +246,19 @@ def write_card(
     check_out(out, base, force=True)
     src = _models_dir(base)
     card = dict(reader.faces.meta)
-    card["thresholds"] = {str(f): float(v) for f, v in calibration.thresholds.items()}
-    card["calibration"] = calibration.stats
-    card["calibrated_for"] = provenance
+    chosen = {str(f): float(v) for f, v in calibration.thresholds.items()}
+    if calibration.view is None:  # for every frame: a view's thresholds would overrule them
+        card.pop("view", None)
+        card["thresholds"] = chosen
+        card["calibration"] = calibration.stats
+        card["calibrated_for"] = provenance
+    else:  # the card's own thresholds stay for every other frame
+        block = dict(card.get("view") or {})
+        block["tilt_cut"] = reader.faces.top_down_tilt
+        block["thresholds"] = {**block.get("thresholds", {}), str(calibration.view): chosen}
+        block["calibration"] = calibration.stats
+        block["calibrated_for"] = provenance
+        card["view"] = block
     reader_dir = src if (src / _READER_FILES[0]).is_file() else _SHIPPED
     detector_dir = src if (src / _DETECTOR_FILES[0]).is_file() else _SHIPPED
     names = [_READER_FILES[0]]

@@ -45,7 +45,7 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -510,5 +510,5 @@ def evaluate_folder(
         ms = (time.perf_counter() - start) * 1000.0
         if not reading.width or not reading.height:
             h, w = info.frame.shape[:2]
-            reading = Reading(reading.dice, w, h, reading.scale, reading.timings_ms)
+            reading = replace(reading, width=w, height=h)
         yield score_photo(entry, reading, info.scale, ms)

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -36,6 +37,7 @@ import numpy as np
 
 from .dnn import load_onnx
 from .reading import UnreadableReason
+from .view import TOP_DOWN_TILT, View
 
 __all__ = [
     "COCKED_NOT_A_FACE",
@@ -498,6 +500,9 @@ class D6Reader:
         self.temperature = float(self.meta.get("temperature", 1.0))
         thr = self.meta.get("thresholds", {})
         self.thresholds = {f: float(thr.get(str(f), 0.5)) for f in range(1, 7)}
+        #: Thresholds for frames of one view (:mod:`dicetower.vision.view`); other frames use
+        #: :attr:`thresholds`. Empty unless the card has a ``"view"`` block.
+        self.view_thresholds, self.top_down_tilt = _view_block(self.meta.get("view"), meta)
         self.blur_min = float(self.meta.get("blur_min", 0.0))
         self.channels = int(self.meta.get("channels", 1))
         self.views = int(self.meta.get("views", 1))
@@ -600,13 +605,37 @@ class D6Reader:
         e = np.exp(logits)
         return e / e.sum(axis=1, keepdims=True)
 
-    def decide(self, probs: np.ndarray, crop: np.ndarray) -> FaceRead:
-        """Turn one crop's calibrated probabilities into a face or an unreadable reason."""
+    def thresholds_for(self, view: View | None) -> dict[int, float]:
+        """The thresholds a frame seen this way is read with (the card's own when it has none)."""
+        return self.view_thresholds.get(view, self.thresholds) if view is not None else self.thresholds
+
+    @contextmanager
+    def thresholds_at_zero(self) -> Iterator[None]:
+        """Every face taken at any probability, whatever the view, until the block ends.
+
+        Why: calibration and ``compare_models --zero-thresholds`` need each die's most likely
+        class; the card's thresholds are put back even when reading fails.
+        """
+        saved = self.thresholds, self.view_thresholds
+        self.thresholds, self.view_thresholds = dict.fromkeys(range(1, 7), 0.0), {}
+        try:
+            yield
+        finally:
+            self.thresholds, self.view_thresholds = saved
+
+    def decide(
+        self, probs: np.ndarray, crop: np.ndarray, thresholds: dict[int, float] | None = None
+    ) -> FaceRead:
+        """Turn one crop's calibrated probabilities into a face or an unreadable reason.
+
+        ``thresholds``: the frame's (:meth:`thresholds_for`); the card's own by default.
+        """
+        thr = self.thresholds if thresholds is None else thresholds
         values = probs.tolist()  # plain floats: numpy scalar indexing costs more than the rule
         k = max(range(len(values)), key=values.__getitem__)
         conf = values[k]
         p = tuple(round(v, 4) for v in values)
-        if k >= 1 and conf >= self.thresholds[k]:
+        if k >= 1 and conf >= thr[k]:
             return FaceRead(k, conf, None, p)
         best_face = max(range(1, len(values)), key=values.__getitem__)
         face_conf = values[best_face]
@@ -619,10 +648,41 @@ class D6Reader:
             reason = UnreadableReason.COCKED
         return FaceRead(None, face_conf, reason, p)
 
-    def read_crops(self, crops: list[np.ndarray], greys: np.ndarray | None = None) -> list[FaceRead]:
-        """Read a batch of crops (as made by :meth:`crops`; ``greys`` as for :meth:`probabilities`)."""
+    def read_crops(
+        self, crops: list[np.ndarray], greys: np.ndarray | None = None, view: View | None = None
+    ) -> list[FaceRead]:
+        """Read a batch of crops (as made by :meth:`crops`; ``greys`` as for :meth:`probabilities`).
+
+        ``view``: how the camera saw the frame they come from, which chooses the thresholds.
+        """
         probs = self.probabilities(crops, greys)
-        return [self.decide(probs[i], crops[i]) for i in range(len(crops))]
+        thr = self.thresholds_for(view)
+        return [self.decide(probs[i], crops[i], thr) for i in range(len(crops))]
+
+
+def _view_block(block: Any, meta: Path) -> tuple[dict[View, dict[int, float]], float]:
+    """A card's ``"view"`` block: ``{"tilt_cut": T, "thresholds": {VIEW: {"1": p, ...}}, ...}``.
+
+    Refused unless every named view is known and gives all six faces a probability in [0, 1]:
+    a half-written block would read some frames with the 0.5 default.
+    """
+    if block is None:
+        return {}, TOP_DOWN_TILT
+    if not isinstance(block, dict) or not isinstance(block.get("thresholds"), dict):
+        raise ReaderModelError(f'{meta}: "view" must be an object with "thresholds" per view')
+    cut = block.get("tilt_cut", TOP_DOWN_TILT)
+    if not isinstance(cut, int | float) or not 0.0 < float(cut) < 1.0:
+        raise ReaderModelError(f'{meta}: "view" tilt_cut must be a number between 0 and 1, got {cut!r}')
+    out: dict[View, dict[int, float]] = {}
+    for name, thr in block["thresholds"].items():
+        if name not in View.__members__.values():
+            raise ReaderModelError(f"{meta}: unknown view {name!r} (known: {', '.join(View)})")
+        faces = thr if isinstance(thr, dict) else {}
+        values = [faces.get(str(f)) for f in range(1, 7)]
+        if not all(isinstance(v, int | float) and 0.0 <= float(v) <= 1.0 for v in values):
+            raise ReaderModelError(f"{meta}: view {name!r} needs a threshold in [0, 1] for each face 1-6")
+        out[View(name)] = {f: float(v) for f, v in zip(range(1, 7), values, strict=True)}  # type: ignore[arg-type]
+    return out, float(cut)
 
 
 def is_too_small(box: tuple[float, float, float, float] | list[float]) -> bool:

@@ -30,6 +30,7 @@ from .locate import DieCandidate, locate_dice
 from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .reading import DieReading, Reading, ReadStatus, UnreadableReason
 from .topface import face_centres
+from .view import FrameView, frame_view
 
 __all__ = ["CUT_ASPECT", "NOT_A_DIE_DROP", "FrameReader", "LocateFn", "frame_reader_for", "read_frame"]
 
@@ -95,19 +96,43 @@ class FrameReader:
         """Locate and read every die in ``frame``."""
         frame = _as_bgr(frame)
         t0 = time.perf_counter()
-        cands = self._locate(frame, reference, tray)
+        cands = self._locate(frame, reference, tray)[:MAX_DICE]
         t1 = time.perf_counter()
-        dice, timings = self.read_candidates(frame, cands)
+        view = self.view_of(cands)
+        dice, timings = self.read_candidates(frame, cands, view)
         timings = {"locate": (t1 - t0) * 1000.0, **timings}
         h, w = frame.shape[:2]
-        return Reading(dice=tuple(dice), width=int(w), height=int(h), scale=1.0, timings_ms=timings)
+        return Reading(
+            dice=tuple(dice),
+            width=int(w),
+            height=int(h),
+            scale=1.0,
+            timings_ms=timings,
+            view=view.view.value,
+            tilt=view.tilt,
+        )
+
+    def view_of(self, candidates: Sequence[DieCandidate]) -> FrameView:
+        """How the camera saw these located dice (:mod:`dicetower.vision.view`).
+
+        Only dice that will be read count: a box cut by the frame edge or too small says nothing
+        of the camera.
+        """
+        boxes = [c.box for c in candidates if _pre_reason(c) is None]
+        return frame_view(boxes, self.faces.top_down_tilt)
 
     def read_candidates(
-        self, frame: np.ndarray, candidates: Sequence[DieCandidate]
+        self, frame: np.ndarray, candidates: Sequence[DieCandidate], view: FrameView | None = None
     ) -> tuple[list[DieReading], dict[str, float]]:
-        """Read located dice (boxes in ``frame`` pixels); returns readings and stage timings (ms)."""
+        """Read located dice (boxes in ``frame`` pixels); returns readings and stage timings (ms).
+
+        ``view`` chooses the thresholds (:meth:`D6Reader.thresholds_for`); judged from the
+        candidates when not given.
+        """
         frame = _as_bgr(frame)
         cands = list(candidates)[:MAX_DICE]
+        if view is None:
+            view = self.view_of(cands)
         t0 = time.perf_counter()
         crops, maps = self.faces.crops_mapped(frame, [c.box for c in cands])
         skip = {i: reason for i, c in enumerate(cands) if (reason := _pre_reason(c)) is not None}
@@ -115,7 +140,9 @@ class FrameReader:
         need_crops = [crops[i] for i in need]
         greys = crop_greys(need_crops)  # once: the reader's input and where pips are found
         grey_of = dict(zip(need, greys, strict=True))
-        reads: dict[int, FaceRead] = dict(zip(need, self.faces.read_crops(need_crops, greys), strict=True))
+        reads: dict[int, FaceRead] = dict(
+            zip(need, self.faces.read_crops(need_crops, greys, view.view), strict=True)
+        )
         t1 = time.perf_counter()
         colours = die_colours(crops)
         t2 = time.perf_counter()

@@ -99,6 +99,10 @@ class Reading:
     height: int = 0
     scale: float = 1.0  #: < 1 when an oversized frame was downscaled before reading
     timings_ms: dict[str, float] = field(default_factory=dict)
+    #: How the camera saw the frame (``top_down`` / ``oblique``, :mod:`dicetower.vision.view`),
+    #: which chose the thresholds; None when the frame was not read by the located-dice path.
+    view: str | None = None
+    tilt: float | None = None  #: what ``view`` was judged from (None: no readable die's box)
 
     @property
     def status(self) -> FrameStatus:
@@ -120,6 +124,8 @@ class Reading:
             "width": self.width,
             "height": self.height,
             "scale": self.scale,
+            "view": self.view,
+            "tilt": None if self.tilt is None else round(self.tilt, 4),
             "dice": [d.to_json() for d in self.dice],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }

@@ -24,6 +24,7 @@ from ...vision.calibrate import (
 from ...vision.detector import DetectorError
 from ...vision.pips import ReaderModelError
 from ...vision.thresholds import MAX_REJECT, WRONG_COST
+from ...vision.view import View
 from .eval import _positive, check_labelled_folders
 
 __all__ = ["register", "run"]
@@ -68,6 +69,13 @@ def register(subparsers: Any) -> None:
         metavar="R",
         help="highest share of right answers to give up (default %(default)g)",
     )
+    p.add_argument(
+        "--view",
+        choices=[v.value for v in View],
+        help="choose thresholds for frames the camera saw this way only (top_down: the dice's boxes"
+        " square, as from a camera near straight down; see dicetower.vision.view); every other frame"
+        " keeps the card's thresholds",
+    )
     p.add_argument("--force", action="store_true", help="write into a folder that holds other files")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.set_defaults(func=run)
@@ -82,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ReaderModelError, DetectorError) as exc:
         raise CalibrationError(str(exc)) from None
     answers = read_answers(reader, args.folders, split=args.split, errata_dir=args.errata, limit=args.limit)
-    result = calibrate(answers, wrong_cost=args.wrong_cost, max_reject=args.max_reject)
+    view = None if args.view is None else View(args.view)
+    base = reader.faces.thresholds_for(view) if view is not None else None
+    result = calibrate(answers, wrong_cost=args.wrong_cost, max_reject=args.max_reject, view=view, base=base)
     provenance = {
         "folders": list(answers.folders),
         "split": args.split,
@@ -91,10 +101,13 @@ def run(args: argparse.Namespace) -> int:
         "dice": len(answers.labels),
         "base": "shipped" if args.models is None else args.models.name,
     }
+    if view is not None:
+        provenance["view_dice"] = result.stats["dice"]
     written = write_card(reader, args.models, args.out, result, provenance)
     summary = {
         "out": str(args.out),
         "written": written,
+        "view": args.view,
         "reject_rate": result.stats["reject_rate_target"],
         "thresholds": {str(f): v for f, v in result.thresholds.items()},
         "in_sample": {
@@ -107,8 +120,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary))
         return 0
+    seen = (
+        "" if view is None else f" ({result.stats['dice']} in frames seen {view}; the others keep the card's)"
+    )
     print(
-        f"calibrated on {summary['dice']} dice in {summary['photos']} photos: reject rate "
+        f"calibrated on {summary['dice']} dice in {summary['photos']} photos{seen}: reject rate "
         f"{summary['reject_rate']:g}, thresholds "
         + "  ".join(f"{f}: {v:.3f}" for f, v in summary["thresholds"].items())
     )

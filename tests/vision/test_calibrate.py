@@ -19,16 +19,20 @@ from dicetower.vision.calibrate import (
 from dicetower.vision.detector import MODEL_PATH
 from dicetower.vision.pips import D6Reader
 from dicetower.vision.synth.dataset import write_dataset
+from dicetower.vision.view import View
 
 
-def _answers(rows: list[tuple[int, int, float, int]], folders: tuple[str, ...] = ("a",)) -> Answers:
-    """Answers from (label, read, confidence, folder) rows."""
+def _answers(
+    rows: list[tuple[int, int, float, int]], folders: tuple[str, ...] = ("a",), view: str = "oblique"
+) -> Answers:
+    """Answers from (label, read, confidence, folder) rows, all from frames seen ``view``."""
     a = Answers(folders)
     for label, pred, conf, group in rows:
         a.labels.append(label)
         a.pred.append(pred)
         a.conf.append(conf)
         a.groups.append(group)
+        a.views.append(view)
     return a
 
 
@@ -67,6 +71,37 @@ def test_confident_wrong_faces_are_priced_out_and_counted_per_folder() -> None:
         calibrate(answers, wrong_cost=float("nan"))
 
 
+def test_a_views_thresholds_are_chosen_on_its_frames_and_the_others_keep_the_cards() -> None:
+    # Top-down frames (folder a) read every face right; oblique ones (folder b) read three 1s as
+    # 2s at p 0.95, which only the card's strict thresholds reject.
+    top = _answers(_right(20), ("a", "b"), view="top_down")
+    oblique = _answers([*_right(20, group=1), *[(1, 2, 0.95, 1)] * 3], ("a", "b"))
+    both = Answers(("a", "b"))
+    for part in (top, oblique):
+        for name in ("conf", "pred", "labels", "groups", "views"):
+            getattr(both, name).extend(getattr(part, name))
+    card = dict.fromkeys(range(1, 7), 0.97)
+    cal = calibrate(both, view=View.TOP_DOWN, base=card)
+    assert cal.view is View.TOP_DOWN and cal.base == card
+    assert cal.thresholds == dict.fromkeys(range(1, 7), 0.6)  # nothing wrong there: the least sure right die
+    assert cal.outcomes["a"] == (120, 0, 0)
+    kept = sum(1 for c in np.linspace(0.6, 1.0, 20) if c >= 0.97)  # b is read with the card's
+    assert cal.outcomes["b"] == (6 * kept, 0, 120 - 6 * kept + 3)
+    assert (
+        cal.stats["view"] == "top_down"
+        and cal.stats["dice"] == 120
+        and cal.stats["kept_card_threshold"] == []
+    )
+    # A face read right too rarely in the view's frames keeps the card's threshold (no error) ...
+    few = _answers([r for r in _right(20) if not (r[0] == 5 and r[2] < 0.9)], view="top_down")
+    assert calibrate(few, view=View.TOP_DOWN, base=card).thresholds[5] == 0.97
+    # ... but a view no frame was seen in, or no card to keep, is refused.
+    with pytest.raises(CalibrationError, match="no frame of these photos is top_down"):
+        calibrate(oblique, view=View.TOP_DOWN, base=card)
+    with pytest.raises(CalibrationError, match="need the card's"):
+        calibrate(top, view=View.TOP_DOWN)
+
+
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder of rendered, labelled tray photos in the manifest format (what the tower records)."""
@@ -102,6 +137,33 @@ def test_a_calibrated_card_reads_its_photos_as_calibrate_said(recorded: Path, tm
     report = json.loads(capsys.readouterr().out)
     in_sample = summary["in_sample"][recorded.name]
     assert (report["correct"], report["wrong"]) == (in_sample["right"], in_sample["wrong"])
+
+
+def test_calibrate_view_top_down_adds_thresholds_for_those_frames_only(
+    recorded: Path, tmp_path: Path, capsys
+) -> None:
+    out = tmp_path / "top-down"
+    assert main(["calibrate", str(recorded), "--view", "top_down", "--out", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    card = json.loads((out / "d6_reader.json").read_text())
+    shipped = json.loads((MODEL_PATH.parent / "d6_reader.json").read_text())
+    assert summary["view"] == "top_down"
+    assert card["thresholds"] == shipped["thresholds"]  # every other frame: the card's, unchanged
+    assert card["view"]["thresholds"]["top_down"] == summary["thresholds"]
+    assert card["view"]["calibrated_for"]["folders"] == [recorded.name]
+    assert card["view"]["calibrated_for"]["view_dice"] == card["view"]["calibration"]["dice"] > 100
+    reader = D6Reader(out)
+    assert reader.thresholds_for(View.TOP_DOWN) == {int(f): v for f, v in summary["thresholds"].items()}
+    # Drawn trays are seen from above: eval with the card counts what calibrate counted.
+    assert main(["eval", str(recorded), "--models", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    in_sample = summary["in_sample"][recorded.name]
+    assert (report["correct"], report["wrong"]) == (in_sample["right"], in_sample["wrong"])
+    # Calibrated again without --view, the thresholds are for every frame: no view block is left.
+    again = tmp_path / "every-frame"
+    assert main(["calibrate", str(recorded), "--models", str(out), "--out", str(again)]) == 0
+    assert "view" not in json.loads((again / "d6_reader.json").read_text())
+    assert D6Reader(again).view_thresholds == {}
 
 
 def test_calibrate_refuses_to_overwrite_models_or_a_folder_of_other_files(
@@ -142,7 +204,8 @@ def test_read_takes_a_calibrated_card(recorded: Path, tmp_path: Path, capsys) ->
     # A card that rejects almost everything (thresholds at 1) tells a card that is used from one that is not.
     assert main(["calibrate", str(recorded), "--out", str(out)]) == 0
     card = json.loads((out / "d6_reader.json").read_text())
-    card["thresholds"] = dict.fromkeys(card["thresholds"], 1.0)
+    for thresholds in (card["thresholds"], *card.get("view", {}).get("thresholds", {}).values()):
+        thresholds.update(dict.fromkeys(thresholds, 1.0))  # every view's too
     (out / "d6_reader.json").write_text(json.dumps(card))
     photo = recorded / "images" / "scene_0000.png"
     capsys.readouterr()

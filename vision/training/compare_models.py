@@ -55,6 +55,7 @@ def _reader(models: str, zero_thresholds: bool = False) -> ReadFn:
     frame_reader = FrameReader() if models == SHIPPED else frame_reader_for(models)
     if zero_thresholds:
         frame_reader.faces.thresholds = dict.fromkeys(range(1, 7), 0.0)
+        frame_reader.faces.view_thresholds = {}
     return lambda frame, reference: frame_reader.read(frame, reference)
 
 
