@@ -317,6 +317,9 @@ class FolderReport:
     ms: list[float] = field(default_factory=list)
     #: Per group of near-duplicate photos (:func:`photo_group`): outcome counts, for the intervals.
     groups: dict[str, Counter[str]] = field(default_factory=dict)
+    #: Outcomes per frame view (``Reading.view``: which threshold set read the dice); frames
+    #: not read, or read by a reader that judges no view, count as ``none``.
+    per_view: dict[str, Counter[str]] = field(default_factory=dict)
 
     def add(self, result: PhotoResult) -> None:
         self.photos += 1
@@ -329,12 +332,14 @@ class FolderReport:
                 self.error_examples.append(result.error)
         if result.ms is not None:
             self.ms.append(result.ms)
+        view = str(result.reading.view) if result.reading is not None and result.reading.view else "none"
         for s in result.scored:
             if s.label.cocked:
                 self.cocked[s.outcome.value] += 1
                 continue
             self.totals[s.outcome.value] += 1
             group[s.outcome.value] += 1
+            self.per_view.setdefault(view, Counter())[s.outcome.value] += 1
             faces = self.per_kind_face.setdefault(s.label.die, {})
             faces.setdefault(s.label.face, Counter())[s.outcome.value] += 1
             row = self.confusion.setdefault(s.label.die, {}).setdefault(str(s.label.face), Counter())
@@ -382,6 +387,7 @@ class FolderReport:
             "p90_ms": round(float(np.percentile(self.ms, 90)), 2) if self.ms else None,
             "per_kind": per_kind,
             "per_face": per_face,
+            "per_view": {view: _counts_json(c) for view, c in sorted(self.per_view.items())},
             "confusion": {
                 kind: {face: dict(sorted(row.items())) for face, row in sorted(rows.items(), key=_row_order)}
                 for kind, rows in sorted(self.confusion.items())

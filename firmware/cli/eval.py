@@ -200,6 +200,13 @@ def print_report(d: dict[str, Any], out: TextIO | None = None) -> None:
             for f, v in faces.items()
         )
         print(f"  {kind} per face  {cells}", file=out)
+    views = d.get("per_view", {})
+    if set(views) - {"none"}:  # which threshold set read them (vision/view.py)
+        cells = "  ".join(
+            f"{view}: {v['dice']} dice, {v['correct']} correct, {v['wrong']} wrong, {v['rejected']} rejected"
+            for view, v in views.items()
+        )
+        print(f"  by view  {cells}", file=out)
     if d["cocked"]["dice"]:
         c = d["cocked"]
         counts = f"rejected {c['rejected']}, read {c['read']}, missed {c['missed']}"

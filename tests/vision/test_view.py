@@ -141,3 +141,20 @@ def test_the_frames_view_chooses_the_thresholds_it_is_read_with(tmp_path: Path) 
         read = [d for d in reading.dice if d.face is not None]
         assert len(reading.dice) == 6
         assert (len(read) == 0) if view is View.TOP_DOWN else (len(read) == 6)
+
+
+def test_eval_counts_the_dice_of_each_view(tmp_path: Path, capsys) -> None:
+    from dicetower.firmware.cli import main
+    from dicetower.vision.synth.dataset import write_dataset
+
+    folder = write_dataset(tmp_path / "drawn", 4, seed=5, max_dice=6).parent
+    assert main(["eval", str(folder), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    views = report["per_view"]
+    assert sum(v["dice"] for v in views.values()) == report["dice"] > 0
+    assert sum(v["correct"] for v in views.values()) == report["correct"]
+    # Drawn trays are seen from above; a small frame whose boxes come out wide (two touching
+    # dice in one box, a leaning die) is judged oblique, the careful side.
+    assert views["top_down"]["dice"] >= report["dice"] / 2
+    assert main(["eval", str(folder)]) == 0
+    assert f"top_down: {views['top_down']['dice']} dice" in capsys.readouterr().out
