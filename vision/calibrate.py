@@ -99,14 +99,13 @@ class Answers:
 class Calibration:
     """Chosen thresholds, the price's figures, and right / wrong / rejected per folder (in-sample).
 
-    ``view`` set: ``thresholds`` are for frames seen that way only; the others keep ``base``.
+    ``view`` set: ``thresholds`` are for frames seen that way only; the others keep the card's.
     """
 
     thresholds: dict[int, float]
     stats: dict[str, Any]
     outcomes: dict[str, tuple[int, int, int]]
     view: View | None = None
-    base: dict[int, float] | None = None
 
 
 def open_reader(models: Path | None) -> FrameReader:
@@ -148,7 +147,8 @@ def read_answers(
                     answers.pred.append(int(s.read.face or 0))
                     answers.labels.append(int(s.label.face))
                     answers.groups.append(g)
-                    answers.views.append(str(result.reading.view) if result.reading else View.OBLIQUE)
+                    seen = result.reading.view if result.reading is not None else None
+                    answers.views.append(str(seen or View.OBLIQUE))  # no view judged: the careful one
     return answers
 
 
@@ -166,14 +166,16 @@ def calibrate(
     wrong_cost: float = WRONG_COST,
     max_reject: float = MAX_REJECT,
     view: View | None = None,
-    base: dict[int, float] | None = None,
+    current: dict[str, dict[int, float]] | None = None,
 ) -> Calibration:
     """Thresholds for ``answers`` (see the module docstring) and what they do to each folder.
 
     ``view``: choose thresholds for frames the camera saw that way only (``dicetower calibrate
-    --view``, :mod:`dicetower.vision.view`), from those frames' answers; frames seen otherwise
-    keep ``base`` (the card's thresholds), and a face read right fewer than
-    :data:`MIN_RIGHT_PER_FACE` times in the view's frames keeps its ``base`` threshold too.
+    --view``, :mod:`dicetower.vision.view`), from those frames' answers. ``current`` gives, per
+    view, the thresholds the card reads such frames with today
+    (:meth:`~dicetower.vision.pips.D6Reader.thresholds_for`): frames seen otherwise keep theirs,
+    and a face read right fewer than :data:`MIN_RIGHT_PER_FACE` times in the view's frames keeps
+    the view's current threshold.
     """
     conf, pred, labels, groups = answers.arrays()
     check_price(wrong_cost, max_reject)
@@ -188,19 +190,22 @@ def calibrate(
         thr = _card_values(chosen)
         took = taken(conf, pred, thr)
     else:
-        if base is None:
-            raise CalibrationError("a view's thresholds need the card's, for the other frames")
-        seen = np.asarray(answers.views, dtype=object) == str(view)
+        if current is None or any(str(v) not in current for v in View):
+            raise CalibrationError("a view's thresholds need the card's for every view, for the other frames")
+        views = np.asarray(answers.views, dtype=object)
+        seen = views == str(view)
         if not seen.any():
             raise CalibrationError(f"no frame of these photos is {view}: nothing to choose its thresholds on")
         chosen, stats, short = _choose(
             conf[seen], pred[seen], labels[seen], groups[seen], wrong_cost, max_reject
         )
-        thr = {f: (base[f] if f in short else v) for f, v in _card_values(chosen).items()}
+        thr = {f: (current[str(view)][f] if f in short else v) for f, v in _card_values(chosen).items()}
         stats["view"] = str(view)
         stats["kept_card_threshold"] = sorted(short)
         stats["dice"] = int(seen.sum())
-        took = np.where(seen, taken(conf, pred, thr), taken(conf, pred, base))
+        took = taken(conf, pred, thr) & seen
+        for other in set(views[~seen]):
+            took |= taken(conf, pred, current[str(other)]) & (views == other)
     stats["groups"] = {str(i): n for i, n in enumerate(answers.folders)}
     outcomes = {}
     for g, name in enumerate(answers.folders):
@@ -208,7 +213,7 @@ def calibrate(
         right = int((took[sel] & (pred[sel] == labels[sel])).sum())
         wrong = int(took[sel].sum()) - right
         outcomes[name] = (right, wrong, int(sel.sum()) - right - wrong)
-    return Calibration(thr, stats, outcomes, view, None if view is None else dict(base or {}))
+    return Calibration(thr, stats, outcomes, view)
 
 
 def _choose(

@@ -91,8 +91,10 @@ def run(args: argparse.Namespace) -> int:
         raise CalibrationError(str(exc)) from None
     answers = read_answers(reader, args.folders, split=args.split, errata_dir=args.errata, limit=args.limit)
     view = None if args.view is None else View(args.view)
-    base = reader.faces.thresholds_for(view) if view is not None else None
-    result = calibrate(answers, wrong_cost=args.wrong_cost, max_reject=args.max_reject, view=view, base=base)
+    current = {str(v): reader.faces.thresholds_for(v) for v in View}  # what each view reads with today
+    result = calibrate(
+        answers, wrong_cost=args.wrong_cost, max_reject=args.max_reject, view=view, current=current
+    )
     provenance = {
         "folders": list(answers.folders),
         "split": args.split,

@@ -81,8 +81,9 @@ def test_a_views_thresholds_are_chosen_on_its_frames_and_the_others_keep_the_car
         for name in ("conf", "pred", "labels", "groups", "views"):
             getattr(both, name).extend(getattr(part, name))
     card = dict.fromkeys(range(1, 7), 0.97)
-    cal = calibrate(both, view=View.TOP_DOWN, base=card)
-    assert cal.view is View.TOP_DOWN and cal.base == card
+    current = {"oblique": card, "top_down": dict.fromkeys(range(1, 7), 0.8)}
+    cal = calibrate(both, view=View.TOP_DOWN, current=current)
+    assert cal.view is View.TOP_DOWN
     assert cal.thresholds == dict.fromkeys(range(1, 7), 0.6)  # nothing wrong there: the least sure right die
     assert cal.outcomes["a"] == (120, 0, 0)
     kept = sum(1 for c in np.linspace(0.6, 1.0, 20) if c >= 0.97)  # b is read with the card's
@@ -92,14 +93,15 @@ def test_a_views_thresholds_are_chosen_on_its_frames_and_the_others_keep_the_car
         and cal.stats["dice"] == 120
         and cal.stats["kept_card_threshold"] == []
     )
-    # A face read right too rarely in the view's frames keeps the card's threshold (no error) ...
+    # A face read right too rarely in the view's frames keeps the view's current threshold
+    # (no error) ...
     few = _answers([r for r in _right(20) if not (r[0] == 5 and r[2] < 0.9)], view="top_down")
-    assert calibrate(few, view=View.TOP_DOWN, base=card).thresholds[5] == 0.97
-    # ... but a view no frame was seen in, or no card to keep, is refused.
+    assert calibrate(few, view=View.TOP_DOWN, current=current).thresholds[5] == 0.8
+    # ... but a view no frame was seen in, or a card without every view's thresholds, is refused.
     with pytest.raises(CalibrationError, match="no frame of these photos is top_down"):
-        calibrate(oblique, view=View.TOP_DOWN, base=card)
-    with pytest.raises(CalibrationError, match="need the card's"):
-        calibrate(top, view=View.TOP_DOWN)
+        calibrate(oblique, view=View.TOP_DOWN, current=current)
+    with pytest.raises(CalibrationError, match="for every view"):
+        calibrate(top, view=View.TOP_DOWN, current={"top_down": card})
 
 
 @pytest.fixture(scope="module")
