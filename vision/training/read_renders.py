@@ -21,7 +21,7 @@ from ..pips import D6Reader, ReaderModelError, crop_die
 from ..synth import SynthError
 from ..synth.oblique import ObliqueStyle, check_style, render_oblique
 
-__all__ = ["main", "read_band"]
+__all__ = ["elevation_band", "main", "read_band"]
 
 #: Far from the training cache's seeds (seed 1: 1_000_000 + i).
 SEED_BASE = 7_000_000
@@ -48,7 +48,11 @@ def read_band(
     return out
 
 
-def _band(text: str) -> tuple[float, float]:
+def elevation_band(text: str) -> tuple[float, float]:
+    """``LO,HI`` degrees above the table (an argparse type), checked by the renderer's own rule.
+
+    Shared with the reader trainer's ``--synth-oblique-elevation``.
+    """
     try:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
@@ -65,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("models", nargs="+", help="'shipped' or a folder with d6_reader.onnx + .json")
     ap.add_argument("--renders", type=int, default=300, help=f"dice per band (1-{MAX_RENDERS})")
     ap.add_argument(
-        "--band", type=_band, action="append", metavar="LO,HI", help="camera heights, degrees (repeatable)"
+        "--band",
+        type=elevation_band,
+        action="append",
+        metavar="LO,HI",
+        help="camera heights, degrees (repeatable)",
     )
     ap.add_argument("--seed-base", type=int, default=SEED_BASE)
     args = ap.parse_args(argv)

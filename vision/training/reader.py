@@ -199,6 +199,7 @@ from ..pips import (
 )
 from ..thresholds import choose_thresholds
 from .onnx_weights import onnx_initializers
+from .read_renders import elevation_band
 from .splits import split_of
 
 __all__ = [
@@ -550,22 +551,6 @@ def build_synth_cache(
         return None
     n = len(face)
     return _store(out, ctx, crop, face, np.zeros(n), np.full(n, len(D6_DATASETS)))
-
-
-def _elevation_range(text: str) -> tuple[float, float]:
-    """``LO,HI`` degrees above the table (argparse type), checked by the renderer's own rule."""
-    from ..synth import SynthError
-    from ..synth.oblique import ObliqueStyle, check_style
-
-    try:
-        lo, hi = (float(v) for v in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected LO,HI in degrees, got {text!r}") from None
-    try:
-        check_style(ObliqueStyle(elevation=(lo, hi)))
-    except SynthError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-    return lo, hi
 
 
 def build_oblique_cache(
@@ -1554,7 +1539,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--synth-oblique-elevation",
-        type=_elevation_range,
+        type=elevation_band,
         default=(25.0, 75.0),
         metavar="LO,HI",
         help="the rendered camera's range above the table, degrees (default 25,75; 90 = straight down)",
