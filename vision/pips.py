@@ -607,7 +607,7 @@ class D6Reader:
 
     def thresholds_for(self, view: View | None) -> dict[int, float]:
         """The thresholds a frame seen this way is read with (the card's own when it has none)."""
-        return self.view_thresholds.get(view, self.thresholds) if view is not None else self.thresholds
+        return self.view_thresholds.get(view, self.thresholds)  # type: ignore[arg-type]
 
     @contextmanager
     def thresholds_at_zero(self) -> Iterator[None]:

@@ -53,10 +53,14 @@ COUNTS = ("correct", "wrong", "rejected", "missed", "false_positives", "false_po
 
 def _reader(models: str, zero_thresholds: bool = False) -> ReadFn:
     frame_reader = FrameReader() if models == SHIPPED else frame_reader_for(models)
-    if zero_thresholds:
-        frame_reader.faces.thresholds = dict.fromkeys(range(1, 7), 0.0)
-        frame_reader.faces.view_thresholds = {}
-    return lambda frame, reference: frame_reader.read(frame, reference)
+    if not zero_thresholds:
+        return lambda frame, reference: frame_reader.read(frame, reference)
+
+    def read_at_zero(frame: Any, reference: Any) -> Any:
+        with frame_reader.faces.thresholds_at_zero():  # one rule for "no threshold", calibrate's too
+            return frame_reader.read(frame, reference)
+
+    return read_at_zero
 
 
 def score_report(
