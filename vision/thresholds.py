@@ -24,11 +24,13 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "MARGIN",
     "MAX_REJECT",
     "RATE_STEPS",
     "WRONG_COST",
     "choose_reject_rate",
     "choose_thresholds",
+    "in_gap",
     "outcome_counts",
     "taken",
     "thresholds_at",
@@ -41,6 +43,12 @@ WRONG_COST = 30.0
 MAX_REJECT = 0.1
 #: Reject rates tried from 0 to the cap.
 RATE_STEPS = 121
+#: A chosen threshold lies at most this far below the least sure answer it accepts (:func:`in_gap`).
+#: The same network file gives probabilities that differ by about 1e-4 from one machine to
+#: another (cv2.dnn picks its kernels by CPU: the shipped card's least sure right top-down val die
+#: of face 1 is 0.92582 on one machine and 0.92591 on another, BENCHMARKS.md session 23), so a
+#: threshold placed exactly on an answer accepts it on one machine and rejects it on the next.
+MARGIN = 1e-3
 
 
 def thresholds_at(conf: np.ndarray, pred: np.ndarray, y: np.ndarray, r: float) -> dict[int, float]:
@@ -55,6 +63,34 @@ def thresholds_at(conf: np.ndarray, pred: np.ndarray, y: np.ndarray, r: float) -
         c = conf[(y == f) & (pred == f)]
         thr[f] = float(np.quantile(c, r)) if len(c) else 0.5
     return thr
+
+
+def in_gap(
+    thr: dict[int, float], conf: np.ndarray, pred: np.ndarray, margin: float = MARGIN
+) -> dict[int, float]:
+    """``thr`` moved inside the gap around each face's cut, accepting and rejecting the same answers.
+
+    Why: :func:`thresholds_at` at reject rate 0 returns the least sure right answer's own
+    probability, so that die sits on the cut, and a drift of 1e-4 in how a machine computes it
+    (:data:`MARGIN`) flips it. Each face's threshold goes to ``margin`` below the least sure answer
+    it accepts, or to the middle of the gap when the most sure answer it rejects is nearer than
+    twice that: every answer ``conf``/``pred`` holds is then at least ``min(margin, gap / 2)`` from
+    the cut, and :func:`taken` decides each exactly as before.
+    """
+    conf, pred = np.asarray(conf, np.float64), np.asarray(pred)
+    out = {}
+    for f, t in thr.items():
+        mine = conf[pred == f]
+        above, below = mine[mine >= t], mine[mine < t]
+        if not len(above):  # nothing accepted: no answer lies on the cut
+            out[f] = t
+            continue
+        low = float(above.min())
+        cut = low - margin
+        if len(below):
+            cut = max(cut, (low + float(below.max())) / 2.0)
+        out[f] = cut
+    return out
 
 
 def taken(conf: np.ndarray, pred: np.ndarray, thr: dict[int, float]) -> np.ndarray:
@@ -157,6 +193,8 @@ def choose_reject_rate(
     if best is None:
         raise ValueError("no answers to choose thresholds from")
     _cost, r, thr, rates = best
+    # Off the answers, so another machine's arithmetic reads them the same (the rates stand).
+    thr = in_gap(thr, np.concatenate([conf, neg_conf]), np.concatenate([pred, neg_pred]))
     stats = {
         "reject_rate_target": round(r, 4),
         "wrong_cost": wrong_cost,

@@ -19,6 +19,7 @@ from dicetower.vision.calibrate import (
 from dicetower.vision.detector import MODEL_PATH
 from dicetower.vision.pips import D6Reader
 from dicetower.vision.synth.dataset import write_dataset
+from dicetower.vision.thresholds import MARGIN, choose_reject_rate, in_gap, outcome_counts
 from dicetower.vision.view import View
 
 
@@ -71,6 +72,30 @@ def test_confident_wrong_faces_are_priced_out_and_counted_per_folder() -> None:
         calibrate(answers, wrong_cost=float("nan"))
 
 
+def test_chosen_thresholds_stay_off_the_answers_so_another_machines_arithmetic_reads_them_alike() -> None:
+    # Another machine computes each probability a little differently (~1e-4 for cv2.dnn). At
+    # reject rate 0 the plain quantile sits *on* the least sure right answer of each face, so a
+    # drift down rejects it; in_gap keeps every answer at least min(MARGIN, gap / 2) away.
+    rng = np.random.default_rng(3)
+    labels = rng.integers(1, 7, 400)
+    pred = np.where(rng.random(400) < 0.08, rng.integers(1, 7, 400), labels)
+    conf = np.where(pred == labels, rng.uniform(0.55, 1.0, 400), rng.uniform(0.3, 0.7, 400))
+    groups = rng.integers(0, 2, 400)
+    thr, stats = choose_reject_rate(conf, pred, labels, groups, wrong_cost=0.0)  # rate 0: on the answers
+    assert stats["reject_rate_target"] == 0.0
+    on_the_cut = {f: float(conf[(pred == f) & (labels == f)].min()) for f in range(1, 7)}
+    assert all(thr[f] == pytest.approx(on_the_cut[f] - MARGIN) for f in range(1, 7))
+    here = outcome_counts(conf, pred, labels, thr)
+    for drift in (-MARGIN / 2, MARGIN / 2):
+        assert outcome_counts(conf + drift, pred, labels, thr) == here
+    # The plain cut is not so: the least sure right die of each face drops out at the first drift.
+    assert outcome_counts(conf - 1e-6, pred, labels, on_the_cut)[0] == here[0] - 6
+    # A gap narrower than twice the margin gets its middle, and nothing changes sides.
+    narrow = in_gap({1: 0.8}, np.array([0.8, 0.7995, 0.9]), np.array([1, 1, 1]))
+    assert narrow[1] == pytest.approx(0.79975)
+    assert in_gap({2: 0.5}, np.array([0.4]), np.array([2])) == {2: 0.5}  # nothing taken: left alone
+
+
 def test_a_views_thresholds_are_chosen_on_its_frames_and_the_others_keep_the_cards() -> None:
     # Top-down frames (folder a) read every face right; oblique ones (folder b) read three 1s as
     # 2s at p 0.95, which only the card's strict thresholds reject.
@@ -84,7 +109,8 @@ def test_a_views_thresholds_are_chosen_on_its_frames_and_the_others_keep_the_car
     current = {"oblique": card, "top_down": dict.fromkeys(range(1, 7), 0.8)}
     cal = calibrate(both, view=View.TOP_DOWN, current=current)
     assert cal.view is View.TOP_DOWN
-    assert cal.thresholds == dict.fromkeys(range(1, 7), 0.6)  # nothing wrong there: the least sure right die
+    # nothing wrong there: just under the least sure right die (MARGIN keeps it off the cut)
+    assert cal.thresholds == pytest.approx(dict.fromkeys(range(1, 7), 0.6 - MARGIN), abs=1e-5)
     assert cal.outcomes["a"] == (120, 0, 0)
     kept = sum(1 for c in np.linspace(0.6, 1.0, 20) if c >= 0.97)  # b is read with the card's
     assert cal.outcomes["b"] == (6 * kept, 0, 120 - 6 * kept + 3)

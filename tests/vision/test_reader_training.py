@@ -239,7 +239,7 @@ def _probs(pred: np.ndarray, conf: np.ndarray) -> np.ndarray:
 
 
 def test_thresholds_price_another_die_read_as_a_face_like_a_wrong_face() -> None:
-    from dicetower.vision.thresholds import choose_thresholds
+    from dicetower.vision.thresholds import MARGIN, choose_thresholds
 
     # 100 val dice per face, all read right, confidences evenly 0.5 .. 1.0
     faces = np.repeat(np.arange(1, 7), 100)
@@ -251,7 +251,7 @@ def test_thresholds_price_another_die_read_as_a_face_like_a_wrong_face() -> None
 
     # Unpriced, nothing on the dice is wrong, so nothing is rejected and the d20s read as 1s.
     thr, stats = choose_thresholds(probs, labels, groups)
-    assert thr[1] == 0.5 and stats["reject_rate_target"] == 0.0
+    assert thr[1] == pytest.approx(0.5 - MARGIN) and stats["reject_rate_target"] == 0.0  # just under p 0.5
     assert "9" not in stats["val_wrong_by_group"]
     # Priced, the cheapest reject rate is the first whose threshold for 1 lies above 0.52.
     thr, stats = choose_thresholds(probs, labels, groups, negative_groups=(9,))
