@@ -238,12 +238,3 @@ def test_every_check_help_prints(system, command, capsys):
         percent = [p.help for p in check.params if "%" in p.help]
         flat = " ".join(out.split())  # argparse wraps to the terminal width
         assert all(" ".join(h.split("%")[0].split()) + " %" in flat for h in percent)  # shown, not eaten
-
-
-def test_exact_text_below_float_range_is_not_zero():
-    # A float underflows to 0.0 below ~1e-308; a 700d6-sized probability must still print.
-    from dicetower.firmware.cli.check import exact_text
-
-    assert exact_text(Fraction(1, 3**700)).startswith("1.035432e-334 (exact: 334-digit")
-    assert exact_text(1 - Fraction(1, 3**700)).startswith("1 − 1.035432e-334")
-    assert exact_text(Fraction(7, 20)) == "7/20"
