@@ -157,7 +157,8 @@ class RandomSource(DiceSource):
     above the largest multiple of the face count are rejected, so every face is exactly
     equally likely. That is a third of the cost of ``choices()``, whose per-die Python
     loop was most of a plain roll. A seeded source still replays: the same seed and the same
-    requests give the same faces (not the faces older versions gave for that seed).
+    requests give the same faces. The byte mapping is part of what a seed means, so a replay
+    holds within one version of dicetower, not across versions.
     """
 
     def __init__(self, seed: int | str | None = None):

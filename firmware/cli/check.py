@@ -78,7 +78,7 @@ def describe_systems(command: str = "check") -> str:
 
 def describe_system(system: System) -> str:
     """``dicetower check wizard-quest --help``: checks with their parameters and examples."""
-    lines = [f"{system.name}: {system.title} (seed {system.seed})", ""]
+    lines = [f"{system.name}: {system.title} (rule book {system.rule_book})", ""]
     for check in system.checks.values():
         lines.append(f"  {check.name} - {check.help}")
         for p in check.params:

@@ -51,7 +51,7 @@ def format_die(die: RolledDie) -> str:
 
 
 def format_number(x: int | float | Fraction) -> str:
-    """A number as people write it: halves as decimals (``75.5``, the Duelling seed's own example).
+    """A number as people write it: halves as decimals (``75.5``, the Duelling rule book's own example).
 
     A :class:`~fractions.Fraction` whose decimal ends (denominator 2^a·5^b) is written out
     exactly; any other fraction stays ``n/d`` rather than a rounded float.

@@ -222,7 +222,7 @@ def test_near_certain_odds_are_not_printed_as_one(capsys):
         ),
     ],
 )
-def test_text_lines_show_the_seed_arithmetic(argv, expected, capsys):
+def test_text_lines_show_the_rule_book_arithmetic(argv, expected, capsys):
     code, out, _ = run(argv, capsys)
     assert code == 0 and expected in out.splitlines()[0]
 
