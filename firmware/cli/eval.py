@@ -43,8 +43,8 @@ EXAMPLES = """\
 examples:
   dicetower eval ../shared/datasets/byler-d6
   dicetower eval ../shared/datasets/*-d6 --json --split test
-  dicetower eval recordings/ --save-failures /tmp/failures --limit 50
-  dicetower eval ../shared/datasets/byler-d6 --split val --models /tmp/candidate
+  dicetower eval recordings/ --save-failures failures --limit 50
+  dicetower eval ../shared/datasets/byler-d6 --split val --models my-reader
   dicetower eval ../shared/datasets/byler-d6 --split test --errata vision/training/errata
 """
 

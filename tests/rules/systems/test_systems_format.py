@@ -71,7 +71,7 @@ def test_half_damage_reads_as_a_decimal():
 
 
 def test_half_health_is_visible():
-    # The healed amount and the new health were missing from the text line.
+    # the line says how much was healed and the health it leaves
     text = line("duelling", "health", [3], half=True, current_health=74)
     assert "+1.5% health" in text and "74 → 75.5" in text
 
