@@ -34,7 +34,7 @@ EXAMPLES = """\
 examples:
   dicetower calibrate recordings/ --out my-reader
   dicetower eval more-recordings/ --models my-reader
-  dicetower calibrate ../shared/datasets/byler-d6 --split val --errata vision/training/errata --out byler-models
+  dicetower calibrate ../shared/datasets/byler-d6 --split val --errata vision/training/errata --out byler
 """
 
 
