@@ -8,6 +8,7 @@ A developer's editable install still imports the training code from the checkout
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import site as sitepackages
 import subprocess
 import sys
@@ -32,8 +33,30 @@ LEFT_OUT = ("dicetower/vision/training/", "dicetower/vision/synth/")
 MODEL_SUFFIXES = (".onnx", ".json", ".pt", ".pth", ".npz")
 
 
+def _clean_copy(dest: Path) -> Path:
+    """The checkout's files (tracked, and untracked but not ignored) without build outputs.
+
+    setuptools reuses ``build/lib``, so a wheel built in a used checkout can carry files a
+    packaging change has since left out; a copy builds as a fresh clone does.
+    """
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout.decode()
+    for rel in filter(None, listed.split("\0")):
+        src = REPO / rel
+        if src.is_file():
+            target = dest / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, target)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    source = _clean_copy(tmp_path_factory.mktemp("source"))
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run(
         [
@@ -46,7 +69,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-q",
             "-w",
             str(out),
-            str(REPO),
+            str(source),
         ],
         capture_output=True,
         text=True,
