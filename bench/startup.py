@@ -9,16 +9,19 @@ Each run is one fresh interpreter running ``python -m dicetower.firmware.cli ARG
 the roll and the exit, what a person typing the command waits for. The baseline is commit
 REV checked out into a temporary git worktree (:class:`previous_version.Checkout`); this tree
 is put behind the same kind of shim, so both import ``dicetower`` the same way. Runs
-alternate between the two versions so background load hits both alike; two unrecorded runs
-of each come first, so both start with compiled bytecode. A bare ``python -c pass`` is timed
-the same way as the floor no command can go under. The last column says whether the command
-imported OpenCV or numpy (from ``python -X importtime``).
+alternate between the two versions so background load hits both alike. Bytecode caching is
+on whatever ``PYTHONDONTWRITEBYTECODE`` says (an installed package has its ``.pyc`` files),
+and two unrecorded runs of each come first, so neither version is timed compiling its
+source. A bare ``python -c pass`` is timed the same way as the floor no command can go
+under. The last column says whether the command imported OpenCV or numpy (from
+``python -X importtime``).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import statistics
 import subprocess
 import sys
@@ -39,6 +42,11 @@ def _checkout_class() -> type:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.Checkout
+
+
+def _cached(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with bytecode caching on."""
+    return {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def time_process(cmd: list[str], env: dict[str, str] | None, cwd: Path) -> float:
@@ -78,8 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     cli = [sys.executable, "-m", "dicetower.firmware.cli", *args.command]
     with checkout(args.baseline) as base, checkout(None) as here:
         sides = {
-            f"baseline {args.baseline}": (base.env(), base.root),
-            "this tree": (here.env(), here.root),
+            f"baseline {args.baseline}": (_cached(base.env()), base.root),
+            "this tree": (_cached(here.env()), here.root),
         }
         floor: list[float] = []
         times: dict[str, list[float]] = {name: [] for name in sides}
@@ -88,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
                 t = time_process(cli, env, cwd)
                 if i >= WARM_UP_RUNS:
                     times[name].append(t)
-            t = time_process([sys.executable, "-c", "pass"], None, Path.cwd())
+            t = time_process([sys.executable, "-c", "pass"], _cached(dict(os.environ)), Path.cwd())
             if i >= WARM_UP_RUNS:
                 floor.append(t)
         heavy = {
