@@ -1,14 +1,19 @@
-"""No import circle among dicetower's modules.
+"""No import circle among dicetower's modules, and the layers import only downwards.
 
 A circle makes import order matter and hides which module owns a name. Module-level imports
 are followed (those under ``if TYPE_CHECKING:`` are not run, so they do not count); imports
-inside functions are deferred on purpose and do not count either.
+inside functions are deferred on purpose and do not count either. The layers are the
+project's: ``rules`` knows nothing of images or pins (standard library only), ``vision``
+nothing of pins or rules; ``firmware`` composes both.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = {"rules": "dicetower.rules", "vision": "dicetower.vision", "firmware": "dicetower.firmware"}
@@ -135,3 +140,48 @@ def test_no_cycle_in_rules_even_through_imports_inside_functions() -> None:
     rules = {k: vs for k, vs in graph.items() if k.startswith("dicetower.rules")}
     cycle = find_cycle(rules)
     assert cycle is None, " -> ".join(cycle or ())
+
+
+def _absolute_imports(path: Path) -> set[str]:
+    """Top-level names of everything ``path`` imports by absolute name, at any depth."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+@pytest.mark.parametrize(
+    ("layer", "forbidden"),
+    [
+        # the rules core knows nothing of images or pins
+        ("dicetower.rules", ("dicetower.vision", "dicetower.firmware")),
+        # vision knows nothing of pins or rules
+        ("dicetower.vision", ("dicetower.rules", "dicetower.firmware")),
+    ],
+)
+def test_layers_import_only_downwards(layer: str, forbidden: tuple[str, ...]) -> None:
+    graph = import_graph(deferred=True)
+    wrong = sorted(
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        if name.startswith(layer)
+        for target in targets
+        if target.startswith(forbidden)
+    )
+    assert wrong == []
+
+
+def test_the_rules_core_needs_nothing_but_the_standard_library() -> None:
+    allowed = set(sys.stdlib_module_names) | {"__future__", "dicetower"}
+    rules = {name: path for name, path in module_files().items() if name.startswith("dicetower.rules")}
+    extra = {name: sorted(_absolute_imports(path) - allowed) for name, path in rules.items()}
+    assert {name: names for name, names in extra.items() if names} == {}
+
+
+def test_absolute_imports_are_found_at_any_depth(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("import os.path\nfrom . import x\n\ndef f():\n    from numpy import zeros\n")
+    assert _absolute_imports(module) == {"os", "numpy"}
