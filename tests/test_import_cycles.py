@@ -1,9 +1,9 @@
 """No import circle among dicetower's modules, and the layers import only downwards.
 
-A circle makes import order matter and hides which module owns a name. Module-level imports
-are followed (those under ``if TYPE_CHECKING:`` are not run, so they do not count); imports
-inside functions are deferred on purpose and do not count either. The layers are the
-project's: ``rules`` knows nothing of images or pins (standard library only), ``vision``
+A circle makes import order matter and hides which module owns a name. Across the package,
+module-level imports are followed (those under ``if TYPE_CHECKING:`` are not run, so they do
+not count) and imports inside functions, deferred on purpose, are not; within the rules core
+and for the layers, imports inside functions count too. The layers are the project's: ``rules`` knows nothing of images or pins (standard library only), ``vision``
 nothing of pins or rules; ``firmware`` composes both.
 """
 
