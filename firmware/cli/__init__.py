@@ -35,13 +35,7 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS if only is None else only:
-        try:
-            module = import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:  # a subcommand not written yet
-            if exc.name == f"{__name__}.{name}":
-                continue
-            raise
-        module.register(sub)
+        import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 

@@ -47,14 +47,6 @@ def add_front_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
-def _load(name: str) -> System | None:
-    """A registered system, or None when its module is not written yet."""
-    try:
-        return get_system(name)
-    except ModuleNotFoundError:
-        return None
-
-
 def describe_systems(command: str = "check") -> str:
     """``dicetower check --help``: every system and its checks."""
     lines = [
@@ -65,10 +57,7 @@ def describe_systems(command: str = "check") -> str:
         "systems and checks:",
     ]
     for name in system_names():
-        system = _load(name)
-        if system is None:
-            lines.append(f"  {name}  (not available)")
-            continue
+        system = get_system(name)
         lines.append(f"  {name}  {system.title}")
         for check in system.checks.values():
             lines.append(f"      {check.name:<16} {check.help}")
