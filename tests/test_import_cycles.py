@@ -3,8 +3,9 @@
 A circle makes import order matter and hides which module owns a name. Across the package,
 module-level imports are followed (those under ``if TYPE_CHECKING:`` are not run, so they do
 not count) and imports inside functions, deferred on purpose, are not; within the rules core
-and for the layers, imports inside functions count too. The layers are the project's: ``rules`` knows nothing of images or pins (standard library only), ``vision``
-nothing of pins or rules; ``firmware`` composes both.
+and for the layers, imports inside functions count too. The layers are the project's:
+``rules`` knows nothing of images or pins (standard library only), ``vision`` nothing of
+pins or rules; ``firmware`` composes both.
 """
 
 from __future__ import annotations
