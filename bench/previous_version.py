@@ -9,6 +9,7 @@ in-process readers), so pipes and pickling are not counted, and the caller asks 
 at a time, interleaved with its own readers: both versions run under the same conditions.
 
 Used by ``bench/vision.py --previous REV``; the worker end is ``python previous_version.py --serve``.
+:class:`Checkout` alone (the worktree and the shim) is what ``bench/startup.py`` times.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["PreviousVersion", "PreviousVersionError"]
+__all__ = ["Checkout", "PreviousVersion", "PreviousVersionError"]
 
 REPO = Path(__file__).resolve().parents[1]
 FOLDERS = ("rules", "vision", "firmware")
@@ -36,6 +37,66 @@ READ_TIMEOUT_S = 120.0
 
 class PreviousVersionError(RuntimeError):
     """The earlier commit could not be checked out or its reader failed."""
+
+
+class Checkout:
+    """Commit ``rev`` checked out into a temporary git worktree, importable as ``dicetower``.
+
+    :meth:`env` is the environment of a process that imports that commit's ``dicetower.*``
+    (a shim folder first on ``PYTHONPATH``, ahead of the editable install). ``rev=None``
+    makes the same shim over this working tree, so both sides of a comparison import the
+    package the same way. Use as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, rev: str | None) -> None:
+        self.rev = rev
+        self.root = Path(tempfile.mkdtemp(prefix="dicetower-prev-"))
+        try:
+            self.tree = REPO if rev is None else self._worktree(rev)
+            self._shim()
+        except BaseException:
+            self.close()
+            raise
+
+    def _worktree(self, rev: str) -> Path:
+        tree = self.root / "tree"
+        done = subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), rev],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise PreviousVersionError(f"cannot check out {rev!r}: {done.stderr.strip()}")
+        return tree
+
+    def _shim(self) -> None:
+        shim = self.root / "shim" / "dicetower"
+        shim.mkdir(parents=True)
+        (shim / "__init__.py").write_text('"""Shim: a checkout as dicetower."""\n', encoding="utf-8")
+        for folder in FOLDERS:
+            if (self.tree / folder).is_dir():
+                (shim / folder).symlink_to(self.tree / folder, target_is_directory=True)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """This process's environment with the checkout's ``dicetower`` first on the path."""
+        return dict(os.environ, PYTHONPATH=str(self.root / "shim"), **extra)
+
+    def close(self) -> None:
+        tree = self.root / "tree"
+        if tree.exists():
+            subprocess.run(
+                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)],
+                capture_output=True,
+                check=False,
+            )
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Checkout:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class PreviousVersion:
@@ -48,35 +109,18 @@ class PreviousVersion:
     def __init__(self, rev: str) -> None:
         self.rev = rev
         self.last_ms: float | None = None
-        self._tmp = Path(tempfile.mkdtemp(prefix="dicetower-prev-"))
+        self._checkout = Checkout(rev)
+        self._tmp = self._checkout.root
         self._frames: dict[int, Path] = {}
         self._proc: subprocess.Popen[str] | None = None
         try:
-            self._checkout()
             self._start()
         except BaseException:
             self.close()
             raise
 
-    def _checkout(self) -> None:
-        tree = self._tmp / "tree"
-        done = subprocess.run(
-            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), self.rev],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            raise PreviousVersionError(f"cannot check out {self.rev!r}: {done.stderr.strip()}")
-        shim = self._tmp / "shim" / "dicetower"
-        shim.mkdir(parents=True)
-        (shim / "__init__.py").write_text('"""Shim: an earlier commit as dicetower."""\n', encoding="utf-8")
-        for folder in FOLDERS:
-            if (tree / folder).is_dir():
-                (shim / folder).symlink_to(tree / folder, target_is_directory=True)
-
     def _start(self) -> None:
-        env = dict(os.environ, PYTHONPATH=str(self._tmp / "shim"), PYTHONDONTWRITEBYTECODE="1")
+        env = self._checkout.env(PYTHONDONTWRITEBYTECODE="1")
         self._proc = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--serve"],
             stdin=subprocess.PIPE,
@@ -144,14 +188,7 @@ class PreviousVersion:
             if self._proc.stdout is not None:
                 self._proc.stdout.close()
             self._proc = None
-        tree = self._tmp / "tree"
-        if tree.exists():
-            subprocess.run(
-                ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)],
-                capture_output=True,
-                check=False,
-            )
-        shutil.rmtree(self._tmp, ignore_errors=True)
+        self._checkout.close()
 
     def __enter__(self) -> PreviousVersion:
         return self

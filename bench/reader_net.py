@@ -4,13 +4,13 @@
 
 Each MODEL_DIR holds a ``d6_reader.onnx`` (default: the shipped one). The networks run in
 turns, round after round, on the same random blob, so a machine that slows down mid-run
-slows every network alike: on a shared two-core machine, timing one network after the other
-gave ratios that flipped between runs. Each network is loaded the way the product loads it
-(:func:`dicetower.vision.dnn.load_onnx`) and warmed up once. Compare with the previous
-version by extracting it from git::
+slows every network alike: on a shared machine, timing one network after the other gives
+ratios that flip between runs. Each network is loaded the way the product loads it
+(:func:`dicetower.vision.dnn.load_onnx`) and warmed up once. Compare with an earlier
+commit's network by extracting it from git::
 
-    mkdir -p /tmp/prev && git show 1fd3ac0:vision/models/d6_reader.onnx > /tmp/prev/d6_reader.onnx
-    .venv/bin/python bench/reader_net.py vision/models /tmp/prev
+    mkdir -p earlier && git show REV:vision/models/d6_reader.onnx > earlier/d6_reader.onnx
+    .venv/bin/python bench/reader_net.py vision/models earlier
 """
 
 from __future__ import annotations

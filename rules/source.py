@@ -99,7 +99,7 @@ class DiceRequest:
     """A batch of slots thrown together (one physical throw for the tower).
 
     Immutable by convention; a plain slotted class rather than a frozen dataclass because one
-    is built per throw and frozen-dataclass construction was a measurable share of a roll.
+    is built per throw and frozen-dataclass construction is a measurable share of a roll.
     """
 
     __slots__ = ("kind", "reason", "slots")
@@ -156,8 +156,9 @@ class RandomSource(DiceSource):
     accepted byte to a face through a 256-entry table in C (:func:`_byte_table`): bytes at or
     above the largest multiple of the face count are rejected, so every face is exactly
     equally likely. That is a third of the cost of ``choices()``, whose per-die Python
-    loop was most of a plain roll. A seeded source still replays: the same seed and the same
-    requests give the same faces (not the faces older versions gave for that seed).
+    loop is most of a plain roll. A seeded source still replays: the same seed and the same
+    requests give the same faces. The byte mapping is part of what a seed means, so a replay
+    holds within one version of dicetower, not across versions.
     """
 
     def __init__(self, seed: int | str | None = None):

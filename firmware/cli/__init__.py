@@ -4,6 +4,10 @@ Subcommand modules expose ``register(subparsers)``, which adds a parser whose ``
 default takes the parsed args and returns an exit code. Errors from any layer are printed
 as one ``dicetower: error: ...`` line on stderr with exit code 1 (re-raised with
 ``DICETOWER_DEBUG=1``), the shape of gpiozero's CLI.
+
+Start-up is lazy: ``dicetower roll 1d6`` imports the ``roll`` module only, so a dice roll
+never pays for OpenCV and numpy, which the photo commands load. ``build_parser`` with no
+name (``dicetower --help``, an unknown command) imports every subcommand module.
 """
 
 from __future__ import annotations
@@ -16,11 +20,13 @@ from importlib import import_module
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
-#: module names under ``dicetower.firmware.cli``, each registering its subcommand(s)
+#: module names under ``dicetower.firmware.cli``, each registering its subcommand(s). A module
+#: named as its command is the only one imported when that command runs.
 SUBCOMMANDS: tuple[str, ...] = ("roll", "check", "odds", "read", "eval", "calibrate")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``dicetower`` parser with the subcommand modules ``only`` (default: all of them)."""
     parser = argparse.ArgumentParser(
         prog="dicetower",
         description="Roll real (or simulated) dice, read them and apply the game's rules.",
@@ -28,19 +34,21 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run 'dicetower COMMAND --help' for a command's options and examples.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
-        try:
-            module = import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:  # a subcommand not written yet
-            if exc.name == f"{__name__}.{name}":
-                continue
-            raise
-        module.register(sub)
+    for name in SUBCOMMANDS if only is None else only:
+        import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 
+def _modules_for(argv: Sequence[str]) -> tuple[str, ...] | None:
+    """The one module a command line needs, when its first word names one; else None (all)."""
+    if argv and argv[0] in SUBCOMMANDS:
+        return (argv[0],)
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_modules_for(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)

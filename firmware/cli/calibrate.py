@@ -25,7 +25,8 @@ from ...vision.detector import DetectorError
 from ...vision.pips import ReaderModelError
 from ...vision.thresholds import MAX_REJECT, WRONG_COST
 from ...vision.view import View
-from .eval import _positive, check_labelled_folders
+from .arguments import positive_int
+from .eval import check_labelled_folders
 
 __all__ = ["register", "run"]
 
@@ -33,7 +34,7 @@ EXAMPLES = """\
 examples:
   dicetower calibrate recordings/ --out my-reader
   dicetower eval more-recordings/ --models my-reader
-  dicetower calibrate ../shared/datasets/byler-d6 --split val --errata vision/training/errata --out /tmp/byler
+  dicetower calibrate ../shared/datasets/byler-d6 --split val --errata vision/training/errata --out byler
 """
 
 
@@ -51,7 +52,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", required=True, metavar="MODELS", type=Path, help="model folder to write")
     p.add_argument("--models", metavar="DIR", type=Path, help="calibrate these models (default: shipped)")
     p.add_argument("--split", choices=("train", "val", "test"), help="only photos of this split")
-    p.add_argument("--limit", metavar="N", type=_positive, help="read N photos per folder, spread evenly")
+    p.add_argument("--limit", metavar="N", type=positive_int, help="read N photos per folder, spread evenly")
     p.add_argument(
         "--errata", metavar="DIR", type=Path, help="correct labels first (as dicetower eval --errata)"
     )

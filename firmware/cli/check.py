@@ -11,27 +11,21 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from decimal import Decimal, localcontext
-from fractions import Fraction
 from typing import Any, NoReturn
 
 from ...rules.errors import FaceError, RuleParameterError
 from ...rules.source import DiceSource, FixedSource, RandomSource
 from ...rules.systems import Check, System, get_system, run_check, system_names
-from ...rules.systems.format import format_probability, format_result
+from ...rules.systems.format import format_exact, format_probability, format_result
 
 __all__ = [
     "build_check_parser",
     "describe_system",
     "describe_systems",
-    "exact_text",
     "parse_check_args",
     "parse_faces",
     "register",
 ]
-
-#: longest exact fraction printed in full; longer ones (100d6 odds) are shown as a float
-EXACT_MAX_CHARS = 60
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -53,14 +47,6 @@ def add_front_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
-def _load(name: str) -> System | None:
-    """A registered system, or None when its module is not written yet."""
-    try:
-        return get_system(name)
-    except ModuleNotFoundError:
-        return None
-
-
 def describe_systems(command: str = "check") -> str:
     """``dicetower check --help``: every system and its checks."""
     lines = [
@@ -71,10 +57,7 @@ def describe_systems(command: str = "check") -> str:
         "systems and checks:",
     ]
     for name in system_names():
-        system = _load(name)
-        if system is None:
-            lines.append(f"  {name}  (not available)")
-            continue
+        system = get_system(name)
         lines.append(f"  {name}  {system.title}")
         for check in system.checks.values():
             lines.append(f"      {check.name:<16} {check.help}")
@@ -84,7 +67,7 @@ def describe_systems(command: str = "check") -> str:
 
 def describe_system(system: System) -> str:
     """``dicetower check wizard-quest --help``: checks with their parameters and examples."""
-    lines = [f"{system.name}: {system.title} (seed {system.seed})", ""]
+    lines = [f"{system.name}: {system.title} (rule book {system.rule_book})", ""]
     for check in system.checks.values():
         lines.append(f"  {check.name} - {check.help}")
         for p in check.params:
@@ -190,28 +173,6 @@ def parse_check_args(
     return system, check, params, ns
 
 
-def exact_text(p: Fraction | float) -> str:
-    """``17/20`` when short enough to read, else the float and the size of the exact fraction."""
-    if isinstance(p, Fraction):
-        text = str(p)
-        if len(text) <= EXACT_MAX_CHARS:
-            return text
-        digits = f"(exact: {len(str(p.denominator))}-digit denominator)"
-        if 1 - p < Fraction(5, 10**7):  # would print as 1.000000e+00: show how far from 1 instead
-            return f"1 \u2212 {_sci(1 - p)} {digits}"
-        return f"{_sci(p)} {digits}"
-    return f"{p:.6g}"
-
-
-def _sci(x: Fraction) -> str:
-    """``x`` to 7 significant digits, through :mod:`decimal` (a float underflows below 1e-308)."""
-    with localcontext() as ctx:
-        ctx.prec = 20
-        if x > Fraction(1, 10**300):  # in a float's range: its usual two-digit exponent
-            return f"{float(x):.6e}"
-        return f"{Decimal(x.numerator) / Decimal(x.denominator):.6e}"
-
-
 def make_source(ns: argparse.Namespace) -> DiceSource:
     if ns.faces is not None and ns.seed is not None:
         raise RuleParameterError("give --faces or --seed, not both")
@@ -236,5 +197,5 @@ def run(args: argparse.Namespace) -> int:
     print(format_result(result))
     if result.odds and result.outcome in result.odds.probabilities:
         p = result.odds.probabilities[result.outcome]
-        print(f"P({result.outcome}) = {exact_text(p)} ≈ {format_probability(p)}")
+        print(f"P({result.outcome}) = {format_exact(p)} ≈ {format_probability(p)}")
     return 0

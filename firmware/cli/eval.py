@@ -32,6 +32,7 @@ from ...vision.imageio import ImageError, load_image
 from ...vision.pips import ReaderModelError
 from ...vision.reader import frame_reader_for
 from ...vision.reading import Reading
+from .arguments import positive_int
 
 __all__ = ["MAX_SAVED_FAILURES", "check_labelled_folders", "reader_from_args", "register", "run"]
 
@@ -42,8 +43,8 @@ EXAMPLES = """\
 examples:
   dicetower eval ../shared/datasets/byler-d6
   dicetower eval ../shared/datasets/*-d6 --json --split test
-  dicetower eval recordings/ --save-failures /tmp/failures --limit 50
-  dicetower eval ../shared/datasets/byler-d6 --split val --models /tmp/candidate
+  dicetower eval recordings/ --save-failures failures --limit 50
+  dicetower eval ../shared/datasets/byler-d6 --split val --models my-reader
   dicetower eval ../shared/datasets/byler-d6 --split test --errata vision/training/errata
 """
 
@@ -62,7 +63,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--save-failures", metavar="OUT", type=Path, help="write annotated photos and crops of failures"
     )
-    p.add_argument("--limit", metavar="N", type=_positive, help="read N photos per folder, spread evenly")
+    p.add_argument("--limit", metavar="N", type=positive_int, help="read N photos per folder, spread evenly")
     p.add_argument("--split", choices=("train", "val", "test"), help="only photos of this split")
     p.add_argument(
         "--kinds", metavar="KIND[,KIND]", type=_kinds, help="only labels of these die kinds (e.g. d6)"
@@ -85,16 +86,6 @@ def register(subparsers: Any) -> None:
         "(vision/errata.py; the repo's are in vision/training/errata); the report says how many",
     )
     p.set_defaults(func=run)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
 
 
 def _kinds(text: str) -> tuple[str, ...]:

@@ -14,8 +14,8 @@ from typing import Any
 
 from ...rules.result import Odds
 from ...rules.systems import validate_params
-from ...rules.systems.format import format_params, format_probability
-from .check import add_front_arguments, exact_text, parse_check_args
+from ...rules.systems.format import format_exact, format_params, format_probability
+from .check import add_front_arguments, parse_check_args
 
 __all__ = ["format_table", "odds_json", "register"]
 
@@ -36,7 +36,7 @@ def format_table(title: str, odds: Odds) -> str:
     width = max([len("outcome"), *(len(k) for k in odds.probabilities)])
     lines = [title, f"{'outcome':<{width}}  {'probability':>12}  exact"]
     for name, p in odds.probabilities.items():
-        lines.append(f"{name:<{width}}  {format_probability(p):>12}  {exact_text(p)}")
+        lines.append(f"{name:<{width}}  {format_probability(p):>12}  {format_exact(p)}")
     if odds.truncation_error:
         lines.append(
             f"(explosions truncated: probabilities may be short by up to {odds.truncation_error:.3g})"

@@ -20,7 +20,7 @@ __all__ = ["format_reading", "register", "run"]
 EXAMPLES = """\
 examples:
   dicetower read roll.jpg
-  dicetower read roll.jpg --reference empty-tray.jpg --annotate /tmp/roll.png
+  dicetower read roll.jpg --reference empty-tray.jpg --annotate roll-read.png
   dicetower read roll.jpg --json
   dicetower read roll.jpg --models my-reader      # a folder written by dicetower calibrate
 """

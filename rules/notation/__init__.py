@@ -12,7 +12,8 @@ from .evaluate import Roller, RollZeroDivisionError, roll
 from .formatters import SCHEMA, to_json, to_text
 from .limits import MAX_DEPTH, MAX_DICE, MAX_LENGTH, MAX_NESTING, MAX_SIDES
 from .parser import parse
-from .tree import DieRoll, Evaluated, RollResult
+from .roll_result import RollResult
+from .tree import DieRoll, Evaluated
 
 __all__ = [
     "MAX_DEPTH",

@@ -20,7 +20,8 @@ from .ast import Binary, DiceTerm, Group, Literal, Node, Repeat, Unary
 from .flat import KINDS, roll_flat
 from .limits import MAX_DEPTH, MAX_DICE
 from .parser import parse
-from .tree import BINARY, DICE, GROUP, LITERAL, REPEAT, UNARY, DieRoll, Evaluated, RollResult, flag_bit
+from .roll_result import RollResult
+from .tree import BINARY, DICE, GROUP, LITERAL, REPEAT, UNARY, DieRoll, Evaluated, flag_bit
 
 __all__ = ["RollZeroDivisionError", "Roller", "dice_term", "roll"]
 

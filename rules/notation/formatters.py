@@ -10,10 +10,13 @@ Text marks, per die: ``~~v~~`` dropped or rerolled, ``v!`` exploded, ``**v**`` a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..result import Flag
-from .tree import BINARY, DICE, GROUP, LITERAL, REPEAT, UNARY, DieRoll, Evaluated, RollResult, flag_bit
+from .tree import BINARY, DICE, GROUP, LITERAL, REPEAT, UNARY, DieRoll, Evaluated, flag_bit
+
+if TYPE_CHECKING:
+    from .roll_result import RollResult
 
 __all__ = ["SCHEMA", "die_text", "node_json", "node_text", "to_json", "to_text"]
 

@@ -1,6 +1,7 @@
 """The evaluated tree of a notation roll: one node per syntax node, with the dice and totals.
 
 Formatters (``formatters.py``) walk this tree; nothing here knows how it will be shown.
+:class:`~.roll_result.RollResult` wraps a finished tree with its text and JSON.
 Flags are kept as an int bitmask while evaluating (it is the hot loop) and turned into
 ``frozenset[Flag]`` only when someone asks, through :func:`flags_of`.
 """
@@ -8,14 +9,10 @@ Flags are kept as an int bitmask while evaluating (it is the hot loop) and turne
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
 
 from ..result import Flag, RolledDie
 from ..source import DieSlot
 from .ast import Node
-
-if TYPE_CHECKING:
-    from ..source import RollBudget
 
 __all__ = [
     "BINARY",
@@ -27,7 +24,6 @@ __all__ = [
     "DieRoll",
     "Evaluated",
     "FlatDice",
-    "RollResult",
     "flag_bit",
     "flags_of",
 ]
@@ -189,70 +185,3 @@ def _flat_rolls(
             if cur.followups:
                 stack.extend(reversed(cur.followups))
     return out
-
-
-class RollResult:
-    """A rolled expression: the syntax tree, the evaluated tree, the total and every die.
-
-    ``str(result)`` is the one-line chat text (``4d6kh3 (~~1~~, 4, 5, 6) + 2 = 17``);
-    :meth:`to_json` is the ``dicetower.roll/1`` document (``docs/notation.md``).
-    """
-
-    __slots__ = ("_budget", "expr", "input", "root")
-
-    def __init__(self, expr: Node, root: Evaluated, budget: RollBudget, text: str = ""):
-        self.expr = expr
-        self.root = root
-        self.input = text or str(expr)
-        self._budget = budget
-
-    @property
-    def total(self) -> int:
-        return self.root.total
-
-    @property
-    def dice(self) -> list[RolledDie]:
-        """Every physical die thrown, in slot order, with its final flags."""
-        out: list[RolledDie] = []
-        for node in self.root.walk():
-            if node.rolls:
-                for r in node.rolls:
-                    out.extend(r.rolled_dice())
-        out.sort(key=lambda d: d.slot.slot)
-        return out
-
-    @property
-    def thrown(self) -> list[tuple[DieSlot, int]]:
-        """What the dice source was asked and answered, throw by throw (the budget's log)."""
-        return list(self._budget.thrown)
-
-    @property
-    def successes(self) -> int | None:
-        """Successes over every dice term that counts them, or None if none does."""
-        counts = [n.successes for n in self.root.walk() if n.successes is not None]
-        return sum(counts) if counts else None
-
-    @property
-    def failures(self) -> int | None:
-        counts = [n.failures for n in self.root.walk() if n.failures is not None]
-        return sum(counts) if counts else None
-
-    @property
-    def text(self) -> str:
-        from .formatters import to_text
-
-        return to_text(self)
-
-    def to_json(self) -> dict[str, Any]:
-        from .formatters import to_json
-
-        return to_json(self)
-
-    def __str__(self) -> str:
-        return self.text
-
-    def __int__(self) -> int:
-        return self.root.total
-
-    def __repr__(self) -> str:
-        return f"RollResult({str(self.expr)!r}, total={self.root.total})"

@@ -1,7 +1,7 @@
 """One interface for the four rule systems; each system is one module behind it.
 
 A :class:`System` is a named dict of :class:`Check` objects. A check declares its
-parameters (named as in the seed), rolls against a :class:`~dicetower.rules.source.RollBudget`
+parameters (named as in the rule book), rolls against a :class:`~dicetower.rules.source.RollBudget`
 and computes the exact :class:`~dicetower.rules.result.Odds` of its outcomes.
 :func:`run_check` is the one entry point the CLI, API and tower use.
 """
@@ -61,11 +61,11 @@ class Check(ABC):
 
 @dataclass
 class System:
-    """A rule system: a name, the seed it implements, and its checks."""
+    """A rule system: a name, the rule book it implements (a file of ``../shared/seeds/``), and its checks."""
 
     name: str
     title: str
-    seed: str
+    rule_book: str
     checks: dict[str, Check] = field(default_factory=dict)
 
     def check(self, name: str) -> Check:

@@ -1,8 +1,8 @@
 """Duelling: stat + modifiers + 1d6/2d6 against 10, and percent damage with an opposed 1d6.
 
-Seed: ``../shared/seeds/001_62e8bc74b5c8f6db.txt``; decisions (the double negatives in
+Rule book: ``../shared/seeds/001_62e8bc74b5c8f6db.txt``; decisions (the double negatives in
 "subtract -4", negative damage, half damage kept exact) are quoted in
-``docs/rules/duelling.md``. Every modifier the seed lists is its own parameter, and a
+``docs/rules/duelling.md``. Every modifier the rule book lists is its own parameter, and a
 result's ``details["terms"]`` shows each one's signed contribution, so a referee can read
 the sum back term by term.
 """
@@ -33,7 +33,7 @@ __all__ = [
     "ThresholdCheck",
 ]
 
-SEED = "001_62e8bc74b5c8f6db.txt"
+RULE_BOOK = "001_62e8bc74b5c8f6db.txt"
 
 #: "If this number is 10 or higher, the spell is successfully cast" (and every other action).
 TARGET = 10
@@ -53,7 +53,7 @@ SILENT_RESISTANCE = -2
 SILENT_AUTO_DODGE = -2
 SPECIALIZED_AUTO_DODGE = -2
 
-#: What the seed rolls "using just a 1d6" for damage.
+#: What the rule book rolls "using just a 1d6" for damage.
 D6_DAMAGE_SOURCES = (
     "wingardium-leviosa",  # fall damage
     "levicorpus",  # fall damage
@@ -504,7 +504,7 @@ D6_DAMAGE = D6Check(
 SYSTEM = System(
     name="duelling",
     title="Duelling",
-    seed=SEED,
+    rule_book=RULE_BOOK,
     checks={
         c.name: c
         for c in (

@@ -17,10 +17,22 @@ from typing import Any
 from ..errors import DiceError
 from ..result import CheckResult, Flag, RolledDie
 
-__all__ = ["format_die", "format_number", "format_params", "format_probability", "format_result"]
+__all__ = [
+    "EXACT_MAX_CHARS",
+    "format_die",
+    "format_exact",
+    "format_number",
+    "format_params",
+    "format_probability",
+    "format_result",
+    "format_scientific",
+]
 
 #: Most decimal places :func:`format_number` writes out before it falls back to a float.
 MAX_PLACES = 12
+
+#: Longest exact fraction :func:`format_exact` writes in full; longer ones (100d6 odds) as a float.
+EXACT_MAX_CHARS = 60
 
 #: Sign put before a die whose value counts against the total (U+2212, as in the summaries).
 MINUS = "\u2212"
@@ -39,7 +51,7 @@ def format_die(die: RolledDie) -> str:
 
 
 def format_number(x: int | float | Fraction) -> str:
-    """A number as people write it: halves as decimals (``75.5``, the Duelling seed's own example).
+    """A number as people write it: halves as decimals (``75.5``, the Duelling rule book's own example).
 
     A :class:`~fractions.Fraction` whose decimal ends (denominator 2^a·5^b) is written out
     exactly; any other fraction stays ``n/d`` rather than a rounded float.
@@ -81,13 +93,33 @@ def format_params(params: dict[str, Any], defaults: dict[str, Any] | None = None
     return " ".join(parts)
 
 
-def _sci(x: Fraction) -> str:
-    """``x`` as ``1.00e-398``: through :mod:`decimal`, since a float stops near 1e-308."""
+def format_scientific(x: Fraction, places: int = 2) -> str:
+    """``x`` as ``1.00e-398`` (``places`` digits after the point), exact far below a float's range.
+
+    A float stops near 1e-308 and the odds of a 100d6 outcome go past 1e-300, so values
+    below 1e-300 are divided out in :mod:`decimal` instead.
+    """
     with localcontext() as ctx:
-        ctx.prec = 12
+        ctx.prec = places + 14
         if x > Fraction(1, 10**300):  # in a float's range: its usual two-digit exponent
-            return f"{float(x):.2e}"
-        return f"{Decimal(x.numerator) / Decimal(x.denominator):.2e}"
+            return f"{float(x):.{places}e}"
+        return f"{Decimal(x.numerator) / Decimal(x.denominator):.{places}e}"
+
+
+def format_exact(p: Fraction | float) -> str:
+    """``17/20`` when short enough to read, else 7 significant digits and the fraction's size.
+
+    Near 1 the digits say how far from 1 (``1 − 1.035432e-334``), never a rounded ``1.000000``.
+    """
+    if isinstance(p, Fraction):
+        text = str(p)
+        if len(text) <= EXACT_MAX_CHARS:
+            return text
+        digits = f"(exact: {len(str(p.denominator))}-digit denominator)"
+        if 1 - p < Fraction(5, 10**7):  # would print as 1.000000e+00: show how far from 1 instead
+            return f"1 {MINUS} {format_scientific(1 - p, 6)} {digits}"
+        return f"{format_scientific(p, 6)} {digits}"
+    return f"{p:.6g}"
 
 
 def format_probability(p: Fraction | float) -> str:
@@ -101,11 +133,11 @@ def format_probability(p: Fraction | float) -> str:
         return f"{exact * 100}%"
     pct = float(p) * 100
     if pct < 0.01:
-        return f"{_sci(exact * 100)}%"
+        return f"{format_scientific(exact * 100)}%"
     if pct > 99.99:  # keep the digits that say it is not certain
         text = f"{pct:.8f}".rstrip("0")
         if text.startswith("100"):  # too close to 1 for 8 places: say how far, never "100.%"
-            return f"100% {MINUS} {_sci((1 - exact) * 100)}%"
+            return f"100% {MINUS} {format_scientific((1 - exact) * 100)}%"
         return text + "%"
     return f"{pct:.4g}%"
 

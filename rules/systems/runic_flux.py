@@ -1,6 +1,6 @@
 """Runic Flux: skill-level d6 plus one red Wild Die, a stat added, against a difficulty.
 
-Seed: ``../shared/seeds/003_702acfff1c994cdf.txt``; decisions are quoted in
+Rule book: ``../shared/seeds/003_702acfff1c994cdf.txt``; decisions are quoted in
 ``docs/rules/runic-flux.md``. The Wild Die is its own die (role :attr:`Role.WILD`) so the
 tower can tell it by colour; its explosions and its botch reroll are follow-up throws of
 that one die (``of_slot`` = the wild die's slot), never a re-throw of the whole pool.
@@ -40,12 +40,12 @@ __all__ = [
     "wild_dist",
 ]
 
-SEED = "003_702acfff1c994cdf.txt"
+RULE_BOOK = "003_702acfff1c994cdf.txt"
 
 #: Longest chain of wild-die explosion throws one roll may need (notation's ``MAX_DEPTH``).
 MAX_EXPLOSIONS = 100
 
-#: The seed's difficulty ladder: (name, lowest number, highest number or None).
+#: The rule book's difficulty ladder: (name, lowest number, highest number or None).
 DIFFICULTIES: tuple[tuple[str, int | None, int | None], ...] = (
     ("Trivial", None, 5),
     ("Easy", 6, 10),
@@ -62,7 +62,8 @@ _SIX = Fraction(1, 6)
 
 
 def difficulty_name(number: int) -> str:
-    """The seed's name for a difficulty number ("5 and under" is Trivial, "26 and up" Extremely Difficult)."""
+    """The rule book's name for a difficulty number: "5 and under" is Trivial, and so on up to
+    "26 and up", Extremely Difficult."""
     for name, lo, hi in DIFFICULTIES:
         if (lo is None or number >= lo) and (hi is None or number <= hi):
             return name
@@ -70,7 +71,7 @@ def difficulty_name(number: int) -> str:
 
 
 def average_roll(level: int, stat: int = 0) -> Fraction:
-    """Average total of a roll at ``level`` (the seed's empty "Difficulty Number (average)" table).
+    """Average total of a roll at ``level`` (the rule book's empty "Difficulty Number (average)" table).
 
     Each skill d6 averages 7/2. The Wild Die averages 69/20 = 3.45: faces 2-5 count as
     shown, a 1 scores 0 and subtracts a reroll (-7/2), a 6 adds 6 plus a chain whose mean
@@ -126,7 +127,7 @@ class WildRoll:
         return sum(int(d.value) for d in self.dice if d.slot.role is Role.WILD)
 
     def text(self, stat: int) -> str:
-        """``skill 3 + wild 14 (critical) + stat 2 = 19``: the wild die apart, as the seed reads it."""
+        """``skill 3 + wild 14 (critical) + stat 2 = 19``: the wild die apart, as the rule book reads it."""
         tag = " (critical)" if self.critical else " (botch)" if self.botch else ""
         wild = self.wild_total
         wild_text = f"{MINUS}{-wild}" if wild < 0 else str(wild)
@@ -329,13 +330,13 @@ class OpposedCheck(Check):
         return Odds(
             {"win": win, "loss": loss, "tie": tie},
             truncation_error=_truncation_error(2),
-            note="equal totals are a tie; the seed names no winner",
+            note="equal totals are a tie; the rule book names no winner",
         )
 
 
 SYSTEM = System(
     name="runic-flux",
     title="Runic Flux",
-    seed=SEED,
+    rule_book=RULE_BOOK,
     checks={"skill": SkillCheck(), "opposed": OpposedCheck()},
 )

@@ -1,6 +1,6 @@
 """WCRPG: a d% (tens die + units die, 00-99) rolled under a DC, and the xd10/xd5/xd2 variants.
 
-Seed: ``../shared/seeds/002_f7eddc49df5e56e3.txt``; decisions are quoted in
+Rule book: ``../shared/seeds/002_f7eddc49df5e56e3.txt``; decisions are quoted in
 ``docs/rules/wcrpg.md``. Every value is computed from PRINTED faces: a tens die (``d10t``)
 shows 0, 10, ..., 90, a units d10 shows 0-9, and "a result of 0 on a die counts as zero".
 """
@@ -32,7 +32,7 @@ __all__ = [
     "judge",
 ]
 
-SEED = "002_f7eddc49df5e56e3.txt"
+RULE_BOOK = "002_f7eddc49df5e56e3.txt"
 
 #: Most dice one xd10/xd5/xd2 roll may ask for.
 MAX_X = 100
@@ -226,7 +226,7 @@ class SumCheck(Check):
 SYSTEM = System(
     name="wcrpg",
     title="WCRPG",
-    seed=SEED,
+    rule_book=RULE_BOOK,
     checks={
         "check": PercentileCheck(),
         "xd10": SumCheck(

@@ -113,10 +113,7 @@ def test_check_help_shows_its_options(capsys):
 
 @pytest.mark.parametrize("system", system_names())
 def test_every_system_runs_through_the_generic_cli(system, capsys):
-    try:
-        s = get_system(system)
-    except ModuleNotFoundError:
-        pytest.skip(f"{system} is not written yet")
+    s = get_system(system)
     for check in s.checks.values():
         argv = ["check", system, check.name, "--seed", "1", "--json"]
         for k, v in check.sample_params[0].items():
@@ -222,7 +219,7 @@ def test_near_certain_odds_are_not_printed_as_one(capsys):
         ),
     ],
 )
-def test_text_lines_show_the_seed_arithmetic(argv, expected, capsys):
+def test_text_lines_show_the_rule_book_arithmetic(argv, expected, capsys):
     code, out, _ = run(argv, capsys)
     assert code == 0 and expected in out.splitlines()[0]
 
@@ -238,12 +235,3 @@ def test_every_check_help_prints(system, command, capsys):
         percent = [p.help for p in check.params if "%" in p.help]
         flat = " ".join(out.split())  # argparse wraps to the terminal width
         assert all(" ".join(h.split("%")[0].split()) + " %" in flat for h in percent)  # shown, not eaten
-
-
-def test_exact_text_below_float_range_is_not_zero():
-    # A float underflows to 0.0 below ~1e-308; a 700d6-sized probability must still print.
-    from dicetower.firmware.cli.check import exact_text
-
-    assert exact_text(Fraction(1, 3**700)).startswith("1.035432e-334 (exact: 334-digit")
-    assert exact_text(1 - Fraction(1, 3**700)).startswith("1 − 1.035432e-334")
-    assert exact_text(Fraction(7, 20)) == "7/20"

@@ -11,7 +11,15 @@ import random
 
 from hypothesis import strategies as st
 
-__all__ = ["ALPHABET", "SEEDS", "dice_terms", "expressions", "generated", "mutate", "simple_sums"]
+__all__ = [
+    "ALPHABET",
+    "STARTING_EXPRESSIONS",
+    "dice_terms",
+    "expressions",
+    "generated",
+    "mutate",
+    "simple_sums",
+]
 
 _SIDES = st.one_of(st.sampled_from([2, 4, 6, 8, 10, 12, 20]), st.integers(2, 40))
 _CMP = st.sampled_from(["<", ">", "<=", ">=", "="])
@@ -84,9 +92,9 @@ def simple_sums(draw: st.DrawFn) -> tuple[str, int, int]:
     return f"{n}d{sides}{c:+d}", n + c, n * sides + c
 
 
-# -- plain seeded mutation (fast enough for 100,000 cases) ----------------------------------
+# -- plain mutation with a seeded RNG (fast enough for 100,000 cases) ----------------------------------
 
-SEEDS = (
+STARTING_EXPRESSIONS = (
     "1d20+5",
     "4d6kh3",
     "10d10",
@@ -126,7 +134,7 @@ def mutate(rng: random.Random, text: str) -> str:
         end = rng.randrange(pos, len(text) + 1)
         return text[:end] + text[pos:end] + text[end:]
     if op == 4:
-        return text + rng.choice("+-*/") + rng.choice(SEEDS)
+        return text + rng.choice("+-*/") + rng.choice(STARTING_EXPRESSIONS)
     if op == 5:
         return text[:pos] + rng.choice(ODD) + text[pos:]
     if op == 6:
@@ -135,8 +143,8 @@ def mutate(rng: random.Random, text: str) -> str:
 
 
 def generated(rng: random.Random) -> str:
-    """A string from a seed expression and 1-4 mutations (sometimes none: valid input too)."""
-    text = rng.choice(SEEDS)
+    """A string from a starting expression and 1-4 mutations (sometimes none: valid input too)."""
+    text = rng.choice(STARTING_EXPRESSIONS)
     for _ in range(rng.randrange(5)):
         text = mutate(rng, text)
     return text

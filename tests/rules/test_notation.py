@@ -250,7 +250,7 @@ def test_dropped_dice_do_not_count_successes() -> None:
         ("d6>=4w6:5x4", (6, 4, 1, 2), 6, "1d6>=4w6:5x4"),
     ],
 )
-def test_rolz_codes_from_the_wizard_quest_seed(
+def test_rolz_codes_from_the_wizard_quest_rule_book(
     expr: str, faces: tuple[int, ...], expected: int, canonical: str
 ) -> None:
     result = roll(expr, source=FixedSource(faces))

@@ -1,6 +1,6 @@
-"""Wizard Quest (seed ``000_a89a2c88a552c45e``): d6 pools with Aces, d20 hit dice, d100 resistance.
+"""Wizard Quest (rule book ``000_a89a2c88a552c45e.txt``): d6 pools with Aces, d20 hit dice, d100 resistance.
 
-``SYSTEM`` is what the registry loads. The interpretations of unclear seed lines are quoted
+``SYSTEM`` is what the registry loads. The interpretations of unclear rule-book lines are quoted
 and justified in ``docs/rules/wizard-quest.md``.
 """
 
@@ -44,6 +44,6 @@ __all__ = [
 SYSTEM = System(
     name="wizard-quest",
     title="Wizard Quest Campaign Dice",
-    seed="000_a89a2c88a552c45e",
+    rule_book="000_a89a2c88a552c45e.txt",
     checks=build_checks(),
 )

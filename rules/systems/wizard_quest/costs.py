@@ -1,6 +1,6 @@
 """Wizard Quest's check-less arithmetic: stamina costs, damage rows, botch damage.
 
-These are pure functions because the seed applies them around rolls rather than as
+These are pure functions because the rule book applies them around rolls rather than as
 rolls: the CLI, the server and the ``attack`` check all call the same definitions.
 """
 
@@ -39,7 +39,7 @@ def magic_stamina_cost(level: int) -> int:
     """Stamina one spell of ``level`` costs (MASC).
 
     Each band charges 1 per started step of its width, on top of the bands below it, so
-    levels 1-3 cost 1, 28-30 cost 10, 31-35 cost 11, 36-40 cost 12 (the seed's Limited
+    levels 1-3 cost 1, 28-30 cost 10, 31-35 cost 11, 36-40 cost 12 (the rule book's Limited
     Magic table groups spells exactly so), 60 costs 16, 100 costs 20, 120 costs 21.
     """
     if level < 0:

@@ -29,7 +29,7 @@ __all__ = [
     "read_pool",
 ]
 
-#: Largest pool (Level d6) a check accepts; the seed's levels go past 100.
+#: Largest pool (Level d6) a check accepts; the rule book's levels go past 100.
 MAX_LEVEL = 300
 
 #: How "the numbers of successes and Aces" is counted for a botch (docs/rules/wizard-quest.md):
@@ -55,7 +55,7 @@ def _botch_threshold(aces: int, hits: int, rule: str) -> int:
 class PoolRead:
     """What a thrown pool is worth.
 
-    ``hits`` counts the 4-5 dice; ``successes`` is the seed's total, ``hits + 5 * aces``.
+    ``hits`` counts the 4-5 dice; ``successes`` is the rule book's total, ``hits + 5 * aces``.
     Two pools compare by :attr:`key`: Aces first, then successes (with Aces tied,
     comparing total successes and comparing 4-5 dice agree, so the botch-rule choice
     never changes who wins).

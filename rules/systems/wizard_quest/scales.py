@@ -2,7 +2,7 @@
 
 A hit roll decides whether an attack lands and what grade of damage it does; the grades
 name the damage rows (PAD/MAD for ``hit``, PAC/MAC for ``critical``, PATC/MATC for
-``triple-critical``). Every interpretation of an unclear seed line is quoted in
+``triple-critical``). Every interpretation of an unclear rule-book line is quoted in
 ``docs/rules/wizard-quest.md``.
 """
 
@@ -54,7 +54,7 @@ def read_d20(
     """Read a natural d20 on the hit scale.
 
     * 1: always misses, HB not added.
-    * 2-9 after HB: miss (the seed's scale skips 2; a natural 2 is read like 3-9, HB added).
+    * 2-9 after HB: miss (the rule book's scale skips 2; a natural 2 is read like 3-9, HB added).
     * 10-15: hit. 16+: critical if a crit was called, else a hit.
     * natural 20: always hits; triple critical if called; HB not added (it only breaks
       ties between two 20s).

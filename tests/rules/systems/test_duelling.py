@@ -19,7 +19,7 @@ def roll(check, faces, **params):
     return run_check(SYSTEM, check, FixedSource(faces), params)
 
 
-def test_every_check_of_the_seed_is_there():
+def test_every_check_of_the_rule_book_is_there():
     assert set(SYSTEM.checks) == {
         "spell",
         "spell-damage",
@@ -238,7 +238,7 @@ MODIFIER_EFFECTS = [
 
 
 @pytest.mark.parametrize(("name", "base", "change", "effect"), MODIFIER_EFFECTS)
-def test_every_modifier_moves_the_total_by_the_seed_amount(name, base, change, effect):
+def test_every_modifier_moves_the_total_by_the_rule_book_amount(name, base, change, effect):
     n = 1 if name in ("spell", "auto-dodge") else 3 if name.endswith("damage") else 2
     faces = [3] * n
     before = roll(name, faces, **base).total

@@ -141,7 +141,7 @@ def test_skill_result_names_its_difficulty():
 
 
 def test_level_table_averages():
-    # The seed's "Difficulty Number (average)" table is empty; the averages are computed exactly.
+    # The rule book's "Difficulty Number (average)" table is empty; the averages are computed exactly.
     assert [float(average_roll(level)) for level in range(5)] == [3.45, 6.95, 10.45, 13.95, 17.45]
     for level in range(5):
         d = skill_dist(level)
@@ -229,7 +229,7 @@ def test_bad_params_are_refused(params):
 
 
 def test_level_0_and_stat_0_are_allowed():
-    # The seed's level table starts at "Level 0" though skills are "between Level 1 and Level 4",
+    # The rule book's level table starts at "Level 0" though skills are "between Level 1 and Level 4",
     # and stats are "from 1 to 10": 0 is allowed for both so a bare wild die can be checked.
     r = skill([4], level=0, stat=0, difficulty=4)
     assert (r.total, r.outcome, len(r.dice)) == (4, "success", 1)

@@ -7,7 +7,7 @@ from fractions import Fraction
 import pytest
 from dicetower.rules.source import FixedSource
 from dicetower.rules.systems import get_system, run_check
-from dicetower.rules.systems.format import format_number, format_probability, format_result
+from dicetower.rules.systems.format import format_exact, format_number, format_probability, format_result
 
 
 def line(system: str, check: str, faces: list[int], **params) -> str:
@@ -71,7 +71,7 @@ def test_half_damage_reads_as_a_decimal():
 
 
 def test_half_health_is_visible():
-    # The healed amount and the new health were missing from the text line.
+    # the line says how much was healed and the health it leaves
     text = line("duelling", "health", [3], half=True, current_health=74)
     assert "+1.5% health" in text and "74 → 75.5" in text
 
@@ -106,3 +106,10 @@ def test_wizard_quest_lines_show_focus_stamina_and_ar_bonus():
     assert "2 focus rerolls, 25 stamina" in text
     # "If 4 aces are rolled, character gains +1 AR."
     assert "+1 AR" in line("wizard-quest", "hit-4d6", [6, 6, 6, 6])
+
+
+def test_format_exact_below_float_range_is_not_zero():
+    # A float underflows to 0.0 below ~1e-308; a 700d6-sized probability must still print.
+    assert format_exact(Fraction(1, 3**700)).startswith("1.035432e-334 (exact: 334-digit")
+    assert format_exact(1 - Fraction(1, 3**700)).startswith("1 − 1.035432e-334")
+    assert format_exact(Fraction(7, 20)) == "7/20"

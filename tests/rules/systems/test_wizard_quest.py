@@ -1,7 +1,7 @@
-"""Wizard Quest: every seed rule and every interpretation in docs/rules/wizard-quest.md.
+"""Wizard Quest: every rule-book rule and every interpretation in docs/rules/wizard-quest.md.
 
 Exact odds are checked against brute-force enumeration of every face sequence, run
-through the real checks with a FixedSource; rolls use typed-in faces, not seeds.
+through the real checks with a FixedSource; rolls use typed-in faces, not an RNG.
 """
 
 from __future__ import annotations
