@@ -371,10 +371,16 @@ class DiceSet:
         return ", ".join(f"{n} {d}" for d, n in counts.items())
 
     def to_table(self) -> dict[str, Any]:
-        table: dict[str, list[str]] = {}
+        """The ``[dice]`` table that parses back to this set (``plain = "4 white d6"``)."""
+        table: dict[str, dict[str, int]] = {}
         for d in self.dice:
-            table.setdefault(d.role, []).append(f"{d.colour} {d.kind}")
-        return {role: specs if len(specs) > 1 else specs[0] for role, specs in table.items()}
+            counts = table.setdefault(d.role, {})
+            counts[f"{d.colour} {d.kind}"] = counts.get(f"{d.colour} {d.kind}", 0) + 1
+        out: dict[str, Any] = {}
+        for role, counts in table.items():
+            specs = [spec if n == 1 else f"{n} {spec}" for spec, n in counts.items()]
+            out[role] = specs if len(specs) > 1 else specs[0]
+        return out
 
 
 def _default_dice() -> DiceSet:

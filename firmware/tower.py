@@ -342,6 +342,15 @@ class Tower:
         with self._lock, self._safe(), self.panel.lit():
             return self._frame(ThrowRecord(reason="capture"))
 
+    def read(self, frame: np.ndarray) -> Reading:
+        """Read one frame against the calibration (no shake, no retries)."""
+        with self._lock:
+            if self.calibration is None:
+                raise CalibrationError(
+                    f"the {self.camera.name} camera is not calibrated: run 'dicetower tower calibrate'"
+                )
+            return self._read(ThrowRecord(reason="read"), frame)
+
     def throw(self, reason: str = "tower throw") -> ThrowRecord:
         """Shake, settle and read the whole tray, answering no slots (``tower capture``, ``record``)."""
         with self._lock, self._safe():
