@@ -173,7 +173,8 @@ class Shaker:
     def off(self) -> None:
         """Drive the pin low now and cut any running pattern short."""
         self._stop.set()
-        self._force_off("off()")
+        if self._force_off("") is not None:
+            log.info("solenoid pulse cut short by off()")
 
     def close(self) -> None:
         """Pin low, threads stopped, pin released. Idempotent."""
