@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Any
 
 import pytest
 from dicetower.firmware.clock import VirtualClock, VirtualClockFactory
-from dicetower.firmware.config import DEFAULT_CONFIG, Config
+from tower_helpers import sim_config
 
 
 @pytest.fixture
@@ -36,15 +35,6 @@ def frame_reader() -> Any:
     from dicetower.vision.reader import FrameReader
 
     return FrameReader()
-
-
-def sim_config(seed: int = 1, **sections: Any) -> Config:
-    """The built-in config, its simulated tray seeded; ``sim=``, ``cycle=`` ... dicts change sections."""
-    cfg = DEFAULT_CONFIG
-    changes: dict[str, Any] = {"sim": replace(cfg.sim, seed=seed, **sections.pop("sim", {}))}
-    for name, values in sections.items():
-        changes[name] = replace(getattr(cfg, name), **values) if isinstance(values, dict) else values
-    return cfg.with_changes(**changes)
 
 
 @pytest.fixture
