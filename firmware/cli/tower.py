@@ -402,7 +402,9 @@ def _run(args: argparse.Namespace) -> int:
         interval = notifier.watchdog_interval
         tick = min(interval, 1.0) if interval else 1.0
         notifier.ready()
-        notifier.status(f"idle: waiting for the button (GPIO{tower.config.pins.button})")
+        waiting = f"waiting for the button (GPIO{tower.config.pins.button})"
+        notifier.status(f"idle: {waiting}")
+        print(f"tower ready ({tower.camera.name} camera): {waiting}", file=sys.stderr, flush=True)
         rolls = 0
         try:
             while args.presses is None or rolls < args.presses:
