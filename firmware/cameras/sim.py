@@ -175,7 +175,7 @@ class SimCamera(CameraBackend):
         self._scene = None
         self._moving = TAP_MOVING_FRAMES
 
-    def _inject(self, fault: str) -> None:
+    def _inject(self, fault: str, *, at_random: bool = True) -> None:
         self.injected.append(fault)
         if fault == "cocked":
             inside = [i for i in range(len(self.dice)) if i not in self.out]
@@ -184,8 +184,8 @@ class SimCamera(CameraBackend):
         elif fault == "touching":
             self.touching = True
         elif fault in ("blurred", "frozen", "black"):
-            # one bad frame among the first few once the dice rest
-            self._frame_faults.extend([""] * self.rng.randint(0, 4) + [fault])
+            # one bad frame: drawn at a rate, among the first few once the dice rest; on request, the next
+            self._frame_faults.extend([""] * (self.rng.randint(0, 4) if at_random else 0) + [fault])
         elif fault == "disconnect":
             self._disconnected = self.rng.randint(1, 3)
         elif fault == "leaves_tray":
@@ -200,10 +200,11 @@ class SimCamera(CameraBackend):
 
     # test hooks, in the manner of MockPin.drive_low()
     def inject(self, fault: str) -> None:
-        """Make ``fault`` happen now (a scene fault applies to the dice as they lie)."""
+        """Make ``fault`` happen now: a scene fault to the dice as they lie, a frame fault to the next frame
+        the dice are at rest in, ``jam`` to the next shake."""
         if fault not in FAULTS:
             raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
-        self._inject(fault)
+        self._inject(fault, at_random=False)
         if fault in ("cocked", "touching"):
             self._scene = None
 
