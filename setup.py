@@ -4,9 +4,9 @@ The layout (``rules/``, ``vision/``, ``firmware/`` at the top) is fixed by the p
 ``rules`` and ``vision`` are taken on PyPI, so they install as ``dicetower.rules`` etc.
 Subpackages are discovered so adding a folder never silently drops it from the wheel.
 
-The wheel holds what runs: the model training code (``vision/training``) and the synthetic
-dice renderer that makes its data (``vision/synth``) stay in the repository, out of the
-wheel, with their data files. ``pip install -e .`` maps each top-level folder whole, so a
+The wheel holds what runs: the model training code (``vision/training``) stays in the
+repository, out of the wheel, with its data files. The synthetic dice renderer
+(``vision/synth``) ships: the simulated tower's camera draws its trays with it. ``pip install -e .`` maps each top-level folder whole, so a
 checkout still runs ``python -m dicetower.vision.training...``.
 """
 
@@ -15,7 +15,7 @@ from setuptools import find_packages, setup
 FOLDERS = {"rules": "dicetower.rules", "vision": "dicetower.vision", "firmware": "dicetower.firmware"}
 
 #: subpackages (and everything under them) that the repository keeps but the wheel leaves out
-NOT_INSTALLED = {"vision": ("training", "synth")}
+NOT_INSTALLED = {"vision": ("training",)}
 
 packages: list[str] = []
 package_dir: dict[str, str] = {}

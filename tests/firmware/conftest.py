@@ -1,0 +1,56 @@
+"""Fixtures shared by the tower tests: gpiozero's mock pins, a virtual clock, one reader, sim towers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from dicetower.firmware.clock import VirtualClock, VirtualClockFactory
+from tower_helpers import sim_config
+
+
+@pytest.fixture
+def mock_factory() -> Iterator[Any]:
+    """gpiozero's own MockFactory (real time), reset afterwards."""
+    from gpiozero.pins.mock import MockFactory
+
+    factory = MockFactory()
+    try:
+        yield factory
+    finally:
+        factory.reset()
+
+
+@pytest.fixture
+def virtual() -> tuple[VirtualClock, Any]:
+    """A virtual clock and a MockFactory whose pins record states on it."""
+    clock = VirtualClock()
+    return clock, VirtualClockFactory(clock)
+
+
+@pytest.fixture(scope="session")
+def frame_reader() -> Any:
+    """The shipped reader, loaded once for every tower test."""
+    from dicetower.vision.reader import FrameReader
+
+    return FrameReader()
+
+
+@pytest.fixture
+def sim_tower(frame_reader: Any) -> Iterator[Callable[..., Any]]:
+    """``sim_tower(seed, **sections)`` opens a simulated tower; every one is closed afterwards."""
+    from dicetower.firmware.tower import open_tower
+
+    opened = []
+
+    def make(seed: int = 1, **sections: Any) -> Any:
+        tower = open_tower(sim_config(seed, **sections), reader=frame_reader)
+        opened.append(tower)
+        return tower
+
+    try:
+        yield make
+    finally:
+        for t in opened:
+            t.close()

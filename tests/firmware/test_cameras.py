@@ -1,0 +1,225 @@
+"""One contract for every camera backend, then the simulated camera's faults one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import pytest
+from dicetower.firmware.cameras import BACKENDS, CameraBackend, camera_class
+from dicetower.firmware.cameras.opencv import OpenCVCamera
+from dicetower.firmware.cameras.replay import ReplayCamera
+from dicetower.firmware.cameras.sim import SimCamera
+from dicetower.firmware.clock import VirtualClock
+from dicetower.firmware.config import TrayDie
+from dicetower.firmware.errors import (
+    CalibrationError,
+    CameraDisconnectedError,
+    CameraFrameError,
+    CameraUnavailableError,
+)
+from dicetower.firmware.shaker import Shaker
+from tower_helpers import write_replay_folder, write_video
+
+
+@pytest.fixture(params=["sim", "replay", "opencv", "picamera2"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[CameraBackend]:
+    name = request.param
+    if name == "sim":
+        cam: CameraBackend = SimCamera(seed=1, clock=VirtualClock())
+    elif name == "replay":
+        write_replay_folder(tmp_path / "rec", n=2)
+        cam = ReplayCamera(tmp_path / "rec", clock=VirtualClock())
+        cam.advance()
+    elif name == "opencv":
+        write_video(tmp_path / "v.avi")
+        try:
+            cam = OpenCVCamera(str(tmp_path / "v.avi"))
+        except CameraUnavailableError as exc:
+            pytest.skip(f"this OpenCV build cannot play MJPG files: {exc}")
+    else:
+        try:
+            cam = camera_class("picamera2")()
+        except CameraUnavailableError as exc:
+            pytest.skip(f"no Raspberry Pi camera here: {exc}")
+    with cam:
+        yield cam
+
+
+def test_every_backend_gives_checked_bgr_frames_and_closes_once(backend: CameraBackend) -> None:
+    frame = backend.read_frame()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    assert isinstance(backend.lock_settings(), dict)
+    t0 = backend.ticks()
+    backend.wait(0.01)
+    assert backend.ticks_diff(backend.ticks(), t0) >= 0
+    backend.close()
+    backend.close()
+    assert backend.closed
+    with pytest.raises(CameraUnavailableError):
+        backend.read_frame()
+
+
+def test_registry_names_every_backend_and_refuses_others() -> None:
+    assert set(BACKENDS) == {"sim", "replay", "opencv", "picamera2"}
+    assert camera_class("sim") is SimCamera
+    with pytest.raises(CameraUnavailableError, match="unknown camera backend 'webcam'"):
+        camera_class("webcam")
+
+
+def test_a_missing_camera_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(CameraUnavailableError, match="cannot open camera"):
+        OpenCVCamera(str(tmp_path / "no-such-video0"))
+    with pytest.raises(CameraUnavailableError, match=r"no manifest\.jsonl"):
+        ReplayCamera(tmp_path)
+
+
+class GarbageCamera(CameraBackend):
+    name = "garbage"
+
+    def __init__(self, frame: Any) -> None:
+        super().__init__()
+        self.frame = frame
+
+    def capture(self) -> Any:
+        return self.frame
+
+
+@pytest.mark.parametrize(
+    "garbage", [None, "jpeg", np.zeros((0, 5, 3), np.uint8), np.zeros((4, 4, 7), np.uint8)]
+)
+def test_garbage_frames_are_camera_frame_errors(garbage: Any) -> None:
+    with pytest.raises(CameraFrameError):
+        GarbageCamera(garbage).read_frame()
+
+
+# -- the simulated camera
+
+
+def settled(sim: SimCamera, frames: int = 8) -> np.ndarray:
+    for _ in range(frames):
+        frame = sim.read_frame()
+    return frame
+
+
+def test_sim_knows_the_truth_and_a_shake_on_the_pin_rethrows(mock_factory: Any) -> None:
+    sim = SimCamera(seed=3, clock=VirtualClock())
+    first = settled(sim)
+    assert len(sim.truth) == 5 and all(d.die == "d6" and 1 <= d.face <= 6 for d in sim.truth)
+    assert [die.colour for die, _ in sim.truth_dice] == ["red", "white", "white", "white", "white"]
+    before = sim.truth
+    with Shaker(17, pin_factory=mock_factory) as shaker:
+        sim.watch_solenoid(shaker.pin)
+        shaker.shake(count=3, on_s=0.03, off_s=0.03)
+        moving = sim.read_frame()
+        assert not np.array_equal(moving, first)
+        settled(sim)
+        assert sim.truth != before
+        sim.inject("cocked")
+        settled(sim)
+        assert [d.cocked for d in sim.truth].count(True) == 1
+        shaker.tap(0.02)
+        settled(sim)
+        assert not any(d.cocked for d in sim.truth)
+
+
+def test_sim_frame_faults() -> None:
+    sim = SimCamera(seed=5, clock=VirtualClock())
+    settled(sim)
+    sim.inject("black")
+    assert sim.read_frame().max() == 0
+    before = sim.read_frame()
+    sim.inject("frozen")
+    assert np.array_equal(sim.read_frame(), before)
+    assert not np.array_equal(sim.read_frame(), before)  # live frames differ by their noise
+    sim.inject("blurred")
+    blurred = sim.read_frame()
+    sharp = sim.read_frame()
+    lap = [cv2.Laplacian(cv2.cvtColor(f, cv2.COLOR_BGR2GRAY), cv2.CV_64F).var() for f in (blurred, sharp)]
+    assert lap[0] < lap[1] / 2
+    sim.inject("disconnect")
+    with pytest.raises(CameraDisconnectedError):
+        sim.read_frame()
+    for _ in range(3):
+        try:
+            sim.read_frame()
+            break
+        except CameraDisconnectedError:
+            continue
+    assert sim.read_frame().shape == (480, 640, 3)
+
+
+def test_sim_die_leaves_the_tray_until_returned_and_jam_keeps_faces() -> None:
+    sim = SimCamera(seed=6, clock=VirtualClock())
+    settled(sim)
+    sim.inject("leaves_tray")
+    settled(sim)
+    assert len(sim.truth) == 4
+    sim.throw()
+    settled(sim)
+    assert len(sim.truth) == 4
+    sim.return_dice()
+    settled(sim)
+    assert len(sim.truth) == 5
+    faces = list(sim.faces)
+    sim.inject("jam")
+    sim.throw()
+    assert sim.faces == faces
+
+
+def test_sim_refuses_what_it_cannot_draw() -> None:
+    with pytest.raises(CameraUnavailableError, match="draws d6 only"):
+        SimCamera([TrayDie("d20", "white")])
+    with pytest.raises(CameraUnavailableError, match="one body colour"):
+        SimCamera([TrayDie("d6", "white"), TrayDie("d6", "blue")])
+
+
+def test_sim_faults_at_a_rate_are_seeded() -> None:
+    def run() -> list[str]:
+        sim = SimCamera(seed=9, fault_rate=0.5, clock=VirtualClock())
+        for _ in range(40):
+            sim.throw()
+            sim.return_dice()
+        return sim.injected
+
+    first = run()
+    assert first == run() and 10 < len(first) < 30
+
+
+# -- replay
+
+
+def test_replay_plays_the_folder_in_order_and_knows_each_truth(tmp_path: Path, mock_factory: Any) -> None:
+    truths = write_replay_folder(tmp_path / "rec", n=3)
+    cam = ReplayCamera(tmp_path / "rec", clock=VirtualClock())
+    with cam.empty_tray():
+        assert cam.truth == ()
+    with Shaker(17, pin_factory=mock_factory) as shaker:
+        cam.watch_solenoid(shaker.pin)
+        for truth in truths:
+            shaker.shake(count=2, on_s=0.02, off_s=0.02)
+            cam.read_frame()
+            assert cam.truth == truth
+            shaker.tap(0.02)  # a photo's dice cannot fall flat
+            cam.read_frame()
+            assert cam.truth == truth
+        shaker.shake(count=2, on_s=0.02, off_s=0.02)
+        with pytest.raises(CameraUnavailableError, match="all 3 photos"):
+            cam.read_frame()
+
+
+def test_replay_without_a_reference_cannot_calibrate(tmp_path: Path) -> None:
+    (tmp_path / "images").mkdir()
+    cv2.imwrite(str(tmp_path / "images" / "a.png"), np.full((64, 64, 3), 100, np.uint8))
+    (tmp_path / "manifest.jsonl").write_text('{"image": "images/a.png", "dice": []}\n')
+    cam = ReplayCamera(tmp_path)
+    with pytest.raises(CalibrationError, match="reference"), cam.empty_tray():
+        pass
+    (tmp_path / "manifest.jsonl").write_text('{"image": "images/missing.png", "dice": []}\n')
+    cam = ReplayCamera(tmp_path)
+    cam.advance()
+    with pytest.raises(CameraFrameError):
+        cam.read_frame()

@@ -1,0 +1,139 @@
+"""The tower config: built-in defaults, a full file, and one clear error per kind of mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dicetower.firmware.cli import main
+from dicetower.firmware.config import DEFAULT_CONFIG, ConfigError, TrayDie, load_config, parse_config
+
+
+def test_built_in_default_is_the_sim_tower_with_the_agreed_pins() -> None:
+    cfg = load_config(None)
+    assert cfg is DEFAULT_CONFIG
+    assert (cfg.pins.solenoid, cfg.pins.button) == (17, 27)
+    assert (cfg.pins.led_idle, cfg.pins.led_rolling, cfg.pins.led_attention, cfg.pins.tray_light) == (
+        22,
+        23,
+        24,
+        25,
+    )
+    assert cfg.pins.factory == "mock"
+    assert cfg.camera.backend == "sim"
+    assert cfg.dice.dice == (*(TrayDie("d6", "white"),) * 4, TrayDie("d6", "red", "wild"))
+    assert cfg.dice.describe() == "4 white d6, 1 red d6 (wild)"
+
+
+FULL = """
+[pins]
+factory = "lgpio"
+solenoid = 5
+button = 6
+led_idle = 13
+led_rolling = 19
+led_attention = 26
+tray_light = false
+
+[shaker]
+max_on_ms = 120
+shake_on_ms = 100
+
+[camera]
+backend = "opencv"
+device = "/dev/video2"
+
+[dice]
+plain = ["3 white d6", "blue d10"]
+wild = "red d6"
+tens = "green d10t"
+
+[cycle]
+max_taps = 1
+
+[roll]
+default = "2d6"
+"""
+
+
+def test_a_full_file_reads_back(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(FULL)
+    cfg = load_config(path)
+    assert cfg.pins.factory == "lgpio" and cfg.pins.solenoid == 5 and cfg.pins.tray_light is None
+    assert cfg.shaker.max_on_ms == 120.0 and cfg.shaker.min_off_ms == 40.0
+    assert cfg.camera.device == "/dev/video2"
+    assert cfg.dice.kinds() == {"d6": 4, "d10": 1, "d10t": 1}
+    assert cfg.dice.role_die("tens") == TrayDie("d10t", "green", "tens")
+    assert cfg.cycle.max_taps == 1 and cfg.roll.default == "2d6"
+    assert cfg.source == str(path)
+
+
+@pytest.mark.parametrize(
+    ("doc", "names"),
+    [
+        ({"pins": {"solenod": 17}}, ["[pins] solenod", "unknown key", "solenoid"]),
+        ({"pinz": {}}, ["[pinz]", "unknown section", "pins, shaker"]),
+        ({"pins": {"solenoid": 40}}, ["[pins] solenoid = 40", "2..27"]),
+        ({"pins": {"solenoid": True}}, ["[pins] solenoid = True", "2..27"]),
+        ({"pins": {"button": 17}}, ["button and solenoid are both GPIO17"]),
+        ({"pins": {"factory": "wiringpi"}}, ["[pins] factory", "mock, default, lgpio"]),
+        ({"camera": {"backend": "webcam"}}, ["[camera] backend", "sim, replay, opencv, picamera2"]),
+        ({"camera": {"backend": "replay"}}, ["replay = FOLDER"]),
+        ({"shaker": {"max_duty": 0.9}}, ["[shaker] max_duty = 0.9", "0.01..0.5"]),
+        ({"shaker": {"tap_on_ms": 400}}, ["tap_on_ms = 400 is over max_on_ms = 150"]),
+        ({"sim": {"faults": ["gremlins"]}}, ["[sim] faults", "cocked, touching"]),
+        ({"dice": {"wild": "crimson d6"}}, ["colour 'crimson'", "red, orange"]),
+        ({"dice": {"plain": "4 white d7"}}, ["kind 'd7'", "d4, d6, d8"]),
+        ({"dice": {"plain": "lots of dice"}}, ["'[COUNT] COLOUR KIND'"]),
+        ({"dice": {"sidekick": "red d6"}}, ["[dice] sidekick", "plain, wild, tens, units"]),
+        ({"dice": {"plain": "4 red d6", "wild": "red d6"}}, ["another red d6", "colour of its own"]),
+        ({"dice": {"wild": "2 red d6"}}, ["a wild die is one die"]),
+        ({"dice": {}}, ["at least one die"]),
+    ],
+)
+def test_each_mistake_names_the_key_and_what_is_allowed(doc: dict, names: list[str]) -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(doc, "t.toml")
+    message = str(exc.value)
+    assert message.startswith("t.toml: ")
+    for name in names:
+        assert name in message
+
+
+def test_broken_files(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[pins\nsolenoid = 17\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(bad)
+    bad.write_bytes(b"\xff\xfe[pins]")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_config(bad)
+    with pytest.raises(ConfigError, match="no such config file"):
+        load_config(tmp_path / "missing.toml")
+    bad.write_text("x = 1\n" * 20000)
+    with pytest.raises(ConfigError, match="at most"):
+        load_config(bad)
+
+
+def test_config_check_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.toml"
+    good.write_text(FULL)
+    assert main(["tower", "config", "--check", str(good)]) == 0
+    assert "ok (opencv camera, lgpio pins" in capsys.readouterr().out
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[shaker]\nmax_on_ms = -5\n")
+    assert main(["tower", "config", "--check", str(bad)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"dicetower: error: {bad}: [shaker] max_on_ms = -5: must be a number 1..1000"]
+
+
+def test_printed_config_parses_back_to_the_same(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(FULL)
+    assert main(["tower", "config", "--config", str(path)]) == 0
+    printed = tmp_path / "printed.toml"
+    printed.write_text(capsys.readouterr().out)
+    again = load_config(printed)
+    original = load_config(path)
+    assert again.with_changes(source="") == original.with_changes(source="")

@@ -1,0 +1,190 @@
+"""The solenoid's limits, asserted on gpiozero's mock pin: what the pin did, never what our code was told."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pytest
+from dicetower.firmware.errors import ShakerClosedError
+from dicetower.firmware.shaker import WATCHDOG_GRACE_S, Shaker, ShakerLimits
+
+LIMITS = ShakerLimits(max_on_s=0.15, min_off_s=0.04, window_s=10.0, max_duty=0.25)
+
+
+def on_times(pin: Any) -> list[float]:
+    """Recorded on-intervals: the timestamp of each low state that follows a high one."""
+    return [
+        s.timestamp for prev, s in zip(pin.states, pin.states[1:], strict=False) if prev.state and not s.state
+    ]
+
+
+def off_times(pin: Any) -> list[float]:
+    """Rests between pulses (a high state's timestamp is the low time before it), first one excluded."""
+    return [
+        s.timestamp for prev, s in zip(pin.states, pin.states[1:], strict=False) if not prev.state and s.state
+    ][1:]
+
+
+def test_pin_is_low_at_start_even_if_it_was_high(mock_factory: Any) -> None:
+    pin = mock_factory.pin(17)
+    pin.function = "output"
+    pin.state = True
+    with Shaker(17, pin_factory=mock_factory):
+        assert pin.state is False or pin.state == 0
+    assert not pin.state
+
+
+def test_a_shake_is_the_pattern_asked_for(mock_factory: Any) -> None:
+    with Shaker(17, pin_factory=mock_factory, limits=LIMITS) as shaker:
+        pulses = shaker.shake(count=3, on_s=0.05, off_s=0.06)
+    assert [p.given_s for p in pulses] == [0.05, 0.05, 0.05]
+    pin = mock_factory.pin(17)
+    pin.assert_states_and_times(
+        [(0, False), (0, True), (0.05, False), (0.06, True), (0.05, False), (0.06, True), (0.05, False)]
+    )
+
+
+def test_a_long_pulse_is_shortened_to_max_on(virtual: tuple[Any, Any]) -> None:
+    clock, factory = virtual
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        p = shaker.pulse(5.0)
+    assert p.given_s == pytest.approx(0.15) and "shortened to max_on" in p.note
+    assert on_times(factory.pin(17)) == [pytest.approx(0.15)]
+
+
+def test_a_short_rest_is_lengthened_to_min_off(virtual: tuple[Any, Any]) -> None:
+    clock, factory = virtual
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        shaker.shake(count=4, on_s=0.05, off_s=0.001)
+    assert all(rest >= 0.04 - 1e-9 for rest in off_times(factory.pin(17)))
+    assert len(on_times(factory.pin(17))) == 4
+
+
+def test_the_duty_budget_shortens_then_refuses(virtual: tuple[Any, Any]) -> None:
+    clock, factory = virtual
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        given = [shaker.pulse(0.15) for _ in range(20)]
+    refused = [p for p in given if p.refused]
+    assert refused and all("duty budget spent" in p.note for p in refused)
+    assert sum(on_times(factory.pin(17))) == pytest.approx(LIMITS.budget_s)  # 2.5 s of 10 s, not a bit more
+
+
+def test_off_and_close_cut_a_pulse_short(mock_factory: Any) -> None:
+    limits = ShakerLimits(max_on_s=1.0, min_off_s=0.04, window_s=10.0, max_duty=0.5)
+    shaker = Shaker(17, pin_factory=mock_factory, limits=limits)
+    shaker.shake(count=3, on_s=1.0, off_s=0.1, wait=False)
+    time.sleep(0.05)
+    shaker.off()
+    shaker.wait(2.0)
+    assert on_times(mock_factory.pin(17))[0] < 0.5
+    shaker.shake(count=3, on_s=1.0, off_s=0.1, wait=False)
+    time.sleep(0.05)
+    shaker.close()
+    shaker.close()  # idempotent
+    pin = mock_factory.pin(17)
+    assert not pin.state and all(t < 0.5 for t in on_times(pin))
+    assert shaker.closed and shaker.value == 0
+    with pytest.raises(ShakerClosedError):
+        shaker.pulse(0.01)
+
+
+def test_the_watchdog_forces_an_overrun_low(mock_factory: Any) -> None:
+    with Shaker(17, pin_factory=mock_factory, limits=LIMITS) as shaker:
+        shaker._device.on()  # a pulse thread that stalled with the pin high
+        time.sleep(LIMITS.max_on_s + WATCHDOG_GRACE_S + 0.3)
+        pin = mock_factory.pin(17)
+        assert not pin.state
+        assert on_times(pin)[0] < LIMITS.max_on_s + WATCHDOG_GRACE_S + 0.15
+
+
+def test_pin_is_low_after_an_exception(mock_factory: Any) -> None:
+    limits = ShakerLimits(max_on_s=1.0, min_off_s=0.04, window_s=10.0, max_duty=0.5)
+    with pytest.raises(RuntimeError), Shaker(17, pin_factory=mock_factory, limits=limits) as shaker:
+        shaker.shake(count=5, on_s=1.0, off_s=0.1, wait=False)
+        time.sleep(0.05)
+        assert mock_factory.pin(17).state
+        raise RuntimeError("the caller crashed mid-shake")
+    assert not mock_factory.pin(17).state
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "lots", None])
+def test_nonsense_on_times_never_reach_the_pin(mock_factory: Any, bad: Any) -> None:
+    with Shaker(17, pin_factory=mock_factory) as shaker:
+        assert shaker.pulse(bad).refused
+    assert len(mock_factory.pin(17).states) == 1
+
+
+def test_random_commands_never_pass_a_limit(virtual: tuple[Any, Any]) -> None:
+    """2,000 random shakes and taps (the benchmark runs 10,000): every recorded interval within the limits."""
+    clock, factory = virtual
+    rng = random.Random(7)
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        for _ in range(2000):
+            if rng.random() < 0.5:
+                shaker.tap(rng.uniform(-0.05, 0.4))
+            else:
+                shaker.shake(rng.randint(0, 8), rng.uniform(0, 0.5), rng.uniform(0, 0.2))
+            if rng.random() < 0.2:
+                clock.advance(rng.uniform(0, 5))
+    check_pin_within_limits(factory.pin(17), LIMITS)
+
+
+def check_pin_within_limits(pin: Any, limits: ShakerLimits) -> None:
+    t, intervals = 0.0, []
+    for prev, s in zip(pin.states, pin.states[1:], strict=False):
+        t += s.timestamp
+        if prev.state and not s.state:
+            intervals.append((t - s.timestamp, t))
+    assert intervals
+    assert max(end - start for start, end in intervals) <= limits.max_on_s + 1e-9
+    assert all(b[0] - a[1] >= limits.min_off_s - 1e-9 for a, b in itertools.pairwise(intervals))
+    for _, end in intervals:  # every window ending at a pulse's end (where on-time peaks)
+        lo = end - limits.window_s
+        used = sum(max(0.0, e - max(s, lo)) for s, e in intervals if e > lo and s < end)
+        assert used <= limits.budget_s + 1e-6
+
+
+CHILD = """
+import json, sys, time
+from gpiozero.pins.mock import MockFactory
+from dicetower.firmware.shaker import Shaker, ShakerLimits, signals_off
+factory = MockFactory()
+limits = ShakerLimits(max_on_s=1.0, min_off_s=0.04, window_s=10, max_duty=0.5)
+shaker = Shaker(17, pin_factory=factory, limits=limits)
+try:
+    with signals_off(shaker.off):
+        shaker.shake(count=20, on_s=1.0, off_s=0.05, wait=False)
+        time.sleep(0.05)
+        print("on" if factory.pin(17).state else "off", flush=True)
+        time.sleep(30)
+finally:
+    shaker.close()
+    print(json.dumps([[s.timestamp, bool(s.state)] for s in factory.pin(17).states]), flush=True)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_pin_is_low_after_a_signal_in_a_child_process(sig: int) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "on"
+        child.send_signal(sig)
+        out, err = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    states = json.loads(out.strip().splitlines()[-1])
+    assert states[-1][1] is False  # low at the end
+    assert states[1][1] is True and states[2][0] < 0.9  # the 1 s pulse was cut short by the signal
+    # SIGTERM: SystemExit(143); SIGINT: KeyboardInterrupt, which Python ends by re-raising SIGINT
+    assert child.returncode in ((143,) if sig == signal.SIGTERM else (-signal.SIGINT, 130)), err
