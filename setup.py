@@ -6,7 +6,8 @@ Subpackages are discovered so adding a folder never silently drops it from the w
 
 The wheel holds what runs: the model training code (``vision/training``) stays in the
 repository, out of the wheel, with its data files. The synthetic dice renderer
-(``vision/synth``) ships: the simulated tower's camera draws its trays with it. ``pip install -e .`` maps each top-level folder whole, so a
+(``vision/synth``) ships: the simulated tower's camera draws its trays with it.
+``pip install -e .`` maps each top-level folder whole, so a
 checkout still runs ``python -m dicetower.vision.training...``.
 """
 
