@@ -1,4 +1,4 @@
-"""bench/vision.py still runs: synthetic photos, the baseline standing in for our reader."""
+"""The vision benchmarks run: bench/vision.py on synthetic photos, the network and stage timers."""
 
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ def test_bench_prints_table_and_json(
     monkeypatch.setitem(sys.modules, "bench_vision", bench)  # dataclasses look their module up
     spec.loader.exec_module(bench)
     argv = ["--synth", "--photos", "1", "--repeat", "1", "--json"]
-    argv += ["--reader", "dicetower.vision.baseline:read_frame"]
     assert bench.main(argv) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("photos: synthetic scenes (timing only")

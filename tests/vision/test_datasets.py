@@ -16,13 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dicetower.vision.evaluate import (
-    DEFAULT_READER,
-    FolderReport,
-    evaluate_folder,
-    resolve_reader,
-    select_entries,
-)
+from dicetower.vision.evaluate import FolderReport, evaluate_folder, select_entries
+from dicetower.vision.reader import open_reader
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 
@@ -108,7 +103,7 @@ def _evaluate(name: str, kinds: list[str] | None = None) -> dict[str, Any]:
         split = os.environ.get("DICETOWER_EVAL_SPLIT", "test")
         entries = select_entries(folder, split=None if split == "all" else split, kinds=kinds)
         report = FolderReport(name)
-        for result in evaluate_folder(folder, resolve_reader(DEFAULT_READER), entries=entries):
+        for result in evaluate_folder(folder, open_reader(), entries=entries):
             report.add(result)
         _cache[key] = report.to_json()
     return _cache[key]

@@ -39,8 +39,8 @@ from ..errata import ErrataError, errata_for
 from ..imageio import ImageError, load_image
 from ..manifest import read_manifest
 from ..pips import D6Reader, ReaderModelError
+from ..splits import SPLITS, split_of
 from .reader import training_box
-from .splits import SPLITS, split_of
 
 __all__ = ["Disagreement", "contact_sheet", "disagreements", "main"]
 

@@ -32,8 +32,8 @@ import cv2
 import numpy as np
 from dicetower.vision.detector import INPUT_SIZE, STRIDE
 from dicetower.vision.manifest import read_manifest
+from dicetower.vision.splits import split_of
 from dicetower.vision.training.onnx_weights import onnx_initializers
-from dicetower.vision.training.splits import split_of
 
 __all__ = [
     "CACHE_PATH",
@@ -453,7 +453,7 @@ def new_card(run: dict, run_at: int, params: int, previous: dict | None) -> dict
         "input_size": run_at,
         "stride": STRIDE,
         "outputs": "1x5xHxW: centre logit, dx, dy, log(w/stride), log(h/stride)",
-        "split": "dicetower.vision.training.splits.split_of",
+        "split": "dicetower.vision.splits.split_of",
         "params": params,
         "this_run": run,
     }

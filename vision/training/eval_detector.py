@@ -25,7 +25,7 @@ import numpy as np
 from dicetower.vision.detector import MODEL_PATH, DieDetector
 from dicetower.vision.locate import locate_dice
 from dicetower.vision.manifest import read_manifest
-from dicetower.vision.training.splits import split_of
+from dicetower.vision.splits import split_of
 
 __all__ = ["DEFAULT_DATASETS", "evaluate", "main", "match"]
 

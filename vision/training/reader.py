@@ -197,10 +197,10 @@ from ..pips import (
     turned_fit,
     upright_crops,
 )
+from ..splits import split_of
 from ..thresholds import choose_thresholds
 from .onnx_weights import onnx_initializers
 from .read_renders import elevation_band
-from .splits import split_of
 
 __all__ = [
     "ARCHS",
