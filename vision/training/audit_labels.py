@@ -7,7 +7,7 @@ on each goes into an errata file (:mod:`dicetower.vision.errata`) that ``dicetow
 --errata`` and the trainers can use.
 
 What it does: every labelled d6 of the folder (all splits, or ``--split``) is cut out at its
-*labelled* box, as training cuts it (:func:`~dicetower.vision.training.reader.training_box`: a
+*labelled* box, as training cuts it (:func:`~dicetower.vision.training.reader_data.training_box`: a
 no-box photo's one die is found, matteop65's pip-area boxes are enlarged), and read by the
 shipped reader (or ``--models``). A die whose most likely face is not its label, with
 probability at least ``--min-confidence``, is listed, with a contact sheet of zoomed crops
@@ -40,7 +40,7 @@ from ..imageio import ImageError, load_image
 from ..manifest import read_manifest
 from ..pips import D6Reader, ReaderModelError
 from ..splits import SPLITS, split_of
-from .reader import training_box
+from .reader_data import training_box
 
 __all__ = ["Disagreement", "contact_sheet", "disagreements", "main"]
 

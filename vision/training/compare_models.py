@@ -43,7 +43,7 @@ from ..pips import ReaderModelError
 from ..reader import FrameReader, open_reader
 from ..reading import DiceReader, Reading
 from ..splits import SPLITS
-from .reader import D6_DATASETS, OTHER_DICE
+from .reader_data import D6_DATASETS, OTHER_DICE
 
 __all__ = ["SHIPPED", "compare", "main", "paired_change", "score", "score_report"]
 

@@ -33,7 +33,7 @@ import numpy as np
 from dicetower.vision.detector import INPUT_SIZE, STRIDE
 from dicetower.vision.manifest import read_manifest
 from dicetower.vision.splits import split_of
-from dicetower.vision.training.onnx_weights import onnx_initializers
+from dicetower.vision.training.onnx_weights import unfolded_state
 
 __all__ = [
     "CACHE_PATH",
@@ -367,12 +367,12 @@ def export_onnx(model, path: Path = MODEL_PATH) -> None:
 def state_from_onnx(path: Path, batch: np.ndarray) -> dict:
     """A torch state dict of :func:`build_model` that computes what the exported ``path`` computes.
 
-    Why: training checkpoints live in ``/tmp`` and are gone on a fresh machine, while the
-    shipped ONNX file is in the repo, so ``--resume`` takes it to train the shipped detector on.
-    The export folds each batch norm into the convolution before it (a weight and a
-    ``weight_bias``). Unfolding sets each norm's running mean and variance to the statistics of
-    that convolution's output on ``batch`` (images as :func:`make_batch` gives them), its scale
-    to the spread and its shift to mean plus folded bias: in eval mode the net is then the file
+    So ``--resume`` can train on the shipped detector from a fresh machine (the file is in the
+    repo; training checkpoints are not). The file's weights come back through
+    :func:`~dicetower.vision.training.onnx_weights.unfolded_state`, each batch norm the identity
+    plus its folded bias; then each norm's running mean and variance are set to the statistics of
+    its convolution's output on ``batch`` (images as :func:`make_batch` gives them), its scale to
+    the spread and its shift to mean plus folded bias: in eval mode the net is then the file
     exactly (whatever the statistics), and in train mode, where a norm divides by the batch's own
     statistics, it starts close to the file instead of from a norm that rescales everything.
     Raises ``ValueError`` when the file's tensors do not fit the model.
@@ -380,29 +380,16 @@ def state_from_onnx(path: Path, batch: np.ndarray) -> dict:
     import torch
     from torch import nn
 
-    tensors = onnx_initializers(path)
     model = build_model()
-    pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d, np.ndarray]] = []
-    last_conv: tuple[str, nn.Conv2d] | None = None
+    model.load_state_dict(unfolded_state(model, path))
+    pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d, torch.Tensor]] = []
+    last_conv: nn.Conv2d | None = None
+    for module in model.modules():
+        if isinstance(module, nn.Conv2d):
+            last_conv = module
+        elif isinstance(module, nn.BatchNorm2d) and last_conv is not None:
+            pairs.append((last_conv, module, module.bias.detach().clone()))  # the folded bias
     with torch.no_grad():
-        for name, module in model.named_modules():
-            if isinstance(module, nn.Conv2d):
-                weight = tensors.get(name + ".weight")
-                if weight is None or tuple(weight.shape) != tuple(module.weight.shape):
-                    raise ValueError(f"{path}: no tensor {name}.weight of shape {tuple(module.weight.shape)}")
-                module.weight.copy_(torch.from_numpy(np.array(weight, np.float32)))
-                if module.bias is not None:
-                    module.bias.copy_(torch.from_numpy(np.array(tensors[name + ".bias"], np.float32)))
-                last_conv = (name, module)
-            elif isinstance(module, nn.BatchNorm2d):
-                if last_conv is None or last_conv[0] + ".weight_bias" not in tensors:
-                    raise ValueError(f"{path}: no folded bias for the norm {name}")
-                bias = np.array(tensors[last_conv[0] + ".weight_bias"], np.float32)
-                module.weight.fill_(1.0)
-                module.bias.copy_(torch.from_numpy(bias))
-                module.running_mean.zero_()
-                module.running_var.fill_(1.0 - module.eps)
-                pairs.append((last_conv[1], module, bias))
         stats: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
         def keep(index: int):
@@ -421,7 +408,7 @@ def state_from_onnx(path: Path, batch: np.ndarray) -> dict:
             norm.running_mean.copy_(mean)
             norm.running_var.copy_(var)
             norm.weight.copy_(torch.sqrt(var + norm.eps))
-            norm.bias.copy_(mean + torch.from_numpy(bias))
+            norm.bias.copy_(mean + bias)
     return model.state_dict()
 
 

@@ -36,8 +36,8 @@ from ..evaluate import select_entries
 from ..imageio import load_image_info
 from ..pips import D6Reader
 from ..thresholds import outcome_counts, thresholds_at
-from .eval_reader import _gt_candidates
-from .reader import D6_DATASETS
+from .eval_reader import gt_candidates
+from .reader_data import D6_DATASETS
 
 __all__ = ["Answers", "main", "outcomes_at", "read_labelled", "right_before_wrong"]
 
@@ -77,7 +77,7 @@ def read_labelled(reader: D6Reader, folder: Path, split: str) -> Answers:
     accepted: list[int] = []
     for entry in select_entries(folder, split=split, kinds=["d6"]):
         info = load_image_info(entry.image)
-        cands = _gt_candidates(folder.name, entry, info.frame, info.scale)
+        cands = gt_candidates(folder.name, entry, info.frame, info.scale)
         crops = reader.crops(info.frame, [c.box for c in cands])
         p = reader.probabilities(crops)
         for die, row, crop in zip(entry.dice, p, crops, strict=True):

@@ -2,7 +2,7 @@
 
 Why: ``--synth-oblique`` teaches the reader the top face of an oblique die; this says whether a
 reader has learnt what the renderer draws, on renders no training cache holds (seeds from
-``--seed-base``, far from :func:`~dicetower.vision.training.reader.build_oblique_cache`'s). It is
+``--seed-base``, far from :func:`~dicetower.vision.training.reader_data.build_oblique_cache`'s). It is
 a check of the renderer and the training, never evidence of accuracy: real photos are
 (``dicetower eval``)::
 

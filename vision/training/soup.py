@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .reader import ARCHS, load_state, make_model
+from .reader_nets import ARCHS, load_state, make_model
 
 __all__ = ["DETECTOR", "MAX_INGREDIENTS", "differs", "main", "soup"]
 
