@@ -3,7 +3,7 @@
 Why: the shipped thresholds are one set for every camera. They are chosen on the shared
 datasets' val photos, where the oblique phone shots of ``epanemu-dice3`` are read confidently
 wrong most often, and the price of those wrong reads raises every face's threshold; a top-down
-tower then rejects dice it reads right (BENCHMARKS.md, sessions 16 and 17). A tower sees one tray
+tower then rejects dice it reads right (BENCHMARKS.md). A tower sees one tray
 under one camera, so its own recordings (the manifest format, ``docs/vision.md``) say best how
 sure its reader must be. The network is not changed: only the thresholds are chosen again.
 

@@ -40,8 +40,8 @@ WORK_SIDE = 768
 MIN_MEAN_DIFF = 4.0
 MIN_STD_GAIN = 3.0
 #: Only proposals the detector scores below this are ring-checked. Measured over the train and
-#: val photos of the four d6 datasets with detector r7 (a one-off script over
-#: ``_suppress_nested`` proposals, matched by eval's rule): of the proposals scored >= 0.4 the
+#: val photos of the four d6 datasets (``_suppress_nested`` proposals, matched by eval's rule):
+#: of the proposals scored >= 0.4 the
 #: check dropped no false alarm (0 of 538) and 2 real dice; all 5 false alarms it dropped
 #: scored under 0.4. The check costs ~0.1 ms a box, 2.5-4.5 ms on a 25-dice photo.
 RING_CHECK_BELOW = 0.4

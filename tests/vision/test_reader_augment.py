@@ -173,7 +173,7 @@ def test_motion_kernels_smear_along_their_angle_and_keep_brightness() -> None:
 
 
 def test_motion_blur_is_off_by_default_and_smears_when_asked() -> None:
-    """p_motion 0 leaves earlier recipes' crops bit for bit; p_motion 1 smears every crop."""
+    """p_motion 0 leaves a recipe's crops bit for bit as without the field; p_motion 1 smears every crop."""
     pytest.importorskip("torch")
     from dicetower.vision.training.reader_augment import Augment, augment_batch
 

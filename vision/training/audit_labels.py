@@ -21,7 +21,7 @@ wrong. Report scores against the published labels first, and against the errata 
 Run::
 
     .venv/bin/python -m dicetower.vision.training.audit_labels ../shared/datasets/byler-d6 \\
-        --sheet /tmp/byler_audit.png --errata vision/training/errata
+        --sheet byler_audit.png --errata vision/training/errata
 """
 
 from __future__ import annotations

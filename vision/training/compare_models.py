@@ -2,13 +2,13 @@
 
 Why: a candidate detector or reader is kept only if a rule written before it was trained says so
 (BENCHMARKS.md). Those rules speak of sums over the four d6 datasets and of the d6 faces read on
-photos of d20s. Sessions 13 and 14 added them up by hand from five ``dicetower eval`` runs per
-candidate. This runs the same scoring (:func:`~dicetower.vision.evaluate.evaluate_folder` with
+photos of d20s, which five ``dicetower eval`` runs per candidate would leave to add up by hand.
+This runs the same scoring (:func:`~dicetower.vision.evaluate.evaluate_folder` with
 :func:`~dicetower.vision.reader.open_reader`) and prints the table once.
 
 Run::
 
-    .venv/bin/python -m dicetower.vision.training.compare_models shipped /tmp/detE /tmp/detF --split val
+    .venv/bin/python -m dicetower.vision.training.compare_models shipped runs/det_a runs/det_b --split val
 
 ``shipped`` names the models in the repo; any other name is a folder as ``dicetower eval
 --models`` takes it. The d6 datasets are scored with ``--kinds d6``, and the d20 photos
@@ -23,7 +23,7 @@ dice, so "+7 right" alone does not say whether a candidate is better or drew eas
 
 ``--zero-thresholds`` reads with every face threshold at zero, so each located die is taken at
 its most likely face: the most a reader's network and detector can get right, which no choice
-of thresholds can pass (BENCHMARKS.md, session 17: byler's ceiling).
+of thresholds can pass (BENCHMARKS.md: byler's ceiling).
 """
 
 from __future__ import annotations

@@ -24,14 +24,16 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 from dicetower.vision.detector import INPUT_SIZE, STRIDE
-from dicetower.vision.manifest import read_manifest
+from dicetower.vision.manifest import ManifestEntry, read_manifest
 from dicetower.vision.splits import split_of
 from dicetower.vision.training.onnx_weights import unfolded_state
 
@@ -46,13 +48,14 @@ __all__ = [
     "make_batch",
     "new_card",
     "previous_card",
+    "split_photos",
     "state_from_onnx",
     "tight_box_of_single_die",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASETS_DIR = ROOT / ".." / "shared" / "datasets"
-CACHE_PATH = Path("/tmp/dicetower_detector_cache.npz")
+CACHE_PATH = Path(tempfile.gettempdir()) / "dicetower_detector_cache.npz"
 MODEL_PATH = ROOT / "vision" / "models" / "detector.onnx"
 
 #: The real d6 datasets the detector learns from, with the sampling weight of each.
@@ -66,8 +69,8 @@ DATASETS = {
 MATTEO_BODY_SCALE = 1.4
 #: Photos are cached with their longest side at most this (the model sees <= 384 px).
 CACHE_SIDE = 448
-#: The square a new card tells the runtime to use: the detector has run at 320 px since
-#: session 3 (BENCHMARKS.md: as good end to end on val as 384, fewer false alarms, 0.64x time).
+#: The square a new card tells the runtime to use: 320 px (BENCHMARKS.md: as good end to end on
+#: val as 384, fewer false alarms, 0.64x time).
 RUN_SIZE = 320
 
 
@@ -101,16 +104,21 @@ def tight_box_of_single_die(image: np.ndarray) -> tuple[float, float, float, flo
     return fallback
 
 
-def _load_dataset(name: str, split: str) -> list[Sample]:
-    out: list[Sample] = []
+def split_photos(name: str, split: str) -> Iterator[tuple[str, ManifestEntry, np.ndarray]]:
+    """``(relative path, entry, BGR photo)`` of each readable photo of dataset ``name`` in ``split``."""
     folder = DATASETS_DIR / name
     for entry in read_manifest(folder):
         rel = entry.image.relative_to(folder.resolve()).as_posix()
         if split_of(name, rel) != split:
             continue
         image = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
-        if image is None:
-            continue
+        if image is not None:
+            yield rel, entry, image
+
+
+def _load_dataset(name: str, split: str) -> list[Sample]:
+    out: list[Sample] = []
+    for _rel, entry, image in split_photos(name, split):
         h, w = image.shape[:2]
         boxes = []
         for die in entry.dice:
@@ -473,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
         default=RUN_SIZE,
         help="input square the card tells the runtime to use (default %(default)s; trained at --size crops)",
     )
-    ap.add_argument("--ckpt", type=Path, default=Path("/tmp/dicetower_detector.pt"))
+    ap.add_argument("--ckpt", type=Path, default=Path(tempfile.gettempdir()) / "dicetower_detector.pt")
     ap.add_argument("--export-only", action="store_true", help="export --resume's weights and stop")
     args = ap.parse_args(argv)
     if args.run_at < 32 or args.run_at % 32:

@@ -5,11 +5,12 @@ Run::
     .venv/bin/python -m dicetower.vision.training.eval_reader --split val --mode gt
     .venv/bin/python -m dicetower.vision.training.eval_reader --split test --mode e2e
     .venv/bin/python -m dicetower.vision.training.eval_reader --split val --mode e2e \
-        --model-dir /tmp/reader --detector-input 384      # compare models and detector sizes on val
+        --model-dir runs/reader --detector-input 384      # compare models and detector sizes on val
 
 ``gt`` hands the reader the labelled boxes (matteop65's pip-area boxes enlarged to the die, the
 whole-photo tomitomi3 die located as in training), so it measures the face reader alone; ``e2e``
-runs the detector too (:func:`read_frame`) and matches by centre like ``dicetower eval``.
+runs the detector too (:meth:`~dicetower.vision.reader.FrameReader.read`) and matches by centre
+like ``dicetower eval``.
 Per dataset it prints correct / confidently wrong / rejected / missed shares of the labelled
 dice, the per-face reject-rate ratio (rates floored at 1 %, as eval does) and the read time.
 """

@@ -12,7 +12,7 @@ confidence (``right at <=0/1/2/4 wrong``).
 
 Why the last figure: two readers calibrated on the same val split can differ only in where their
 thresholds fell. Counting right answers at an equal number of wrong ones compares how well each
-ranks its answers, whatever the thresholds (BENCHMARKS.md, session 7).
+ranks its answers, whatever the thresholds.
 
 ``--reject-rates 0,0.02,0.05,0.1`` also prints, per reader, what the trainer's calibration would
 accept at each reject rate r: thresholds made as the trainer makes them
@@ -20,7 +20,7 @@ accept at each reject rate r: thresholds made as the trainer makes them
 dataset read, tomitomi3 included as in training), then right / wrong / rejected per dataset.
 Why: one set of thresholds serves every dataset, and the trainer picks r by a cost that the
 dataset with the most confidently wrong answers dominates; this shows what that r costs the
-others (BENCHMARKS.md, session 16).
+others.
 """
 
 from __future__ import annotations

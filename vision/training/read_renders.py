@@ -6,7 +6,7 @@ reader has learnt what the renderer draws, on renders no training cache holds (s
 a check of the renderer and the training, never evidence of accuracy: real photos are
 (``dicetower eval``)::
 
-    .venv/bin/python -m dicetower.vision.training.read_renders shipped vision/training/candidates/s21
+    .venv/bin/python -m dicetower.vision.training.read_renders shipped runs/reader
 
 Each reader reads each die's crop as the runtime cuts it from the label's box; a die is right,
 wrong (another face) or not read.
