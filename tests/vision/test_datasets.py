@@ -1,12 +1,12 @@
-"""Regression guard: the real reader on the shared datasets must keep the issue's figures.
+"""Regression guard: the real reader on the shared datasets must keep its measured figures.
 
 Runs the same code as ``dicetower eval`` (``--split test`` by default: the reader is
 trained on the other splits, so only the test split is honest). ``DICETOWER_EVAL_SPLIT=all``
 evaluates every photo instead. Skips cleanly when ``<repo>/../shared/datasets`` is absent.
 
-Two tiers: the issue's targets (correct >= MIN_CORRECT, confidently wrong <= 0.3%, per-face
+Two tiers: the project's targets (correct >= MIN_CORRECT, confidently wrong <= 0.3%, per-face
 reject-rate ratio <= 1.5 with rates floored at 1%, see ``dicetower.vision.evaluate``), strict
-xfails where not reached yet; and regression floors at today's measured figures, which must hold.
+xfails where not reached yet; and regression floors at the measured figures, which must hold.
 """
 
 from __future__ import annotations

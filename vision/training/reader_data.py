@@ -263,10 +263,10 @@ def build_hard_negatives(datasets_root: Path, out: Path) -> dict[str, np.ndarray
     """Class-0 contexts where the shipped pipeline reports a die that no label has.
 
     Why: random background squares rarely hit what the detector mistakes for a die (byler's
-    grey screw heads beside the tray, table grain); those became "unreadable" dice in every
-    photo, a false alarm the tower would answer by re-rolling. Proposals the current reader
-    reads as a face with p >= 0.5 are left out: they may be real dice the labels skipped
-    (byler leaves dice outside the tray unlabelled).
+    grey screw heads beside the tray, table grain); a reader that has not learnt them reports
+    them as "unreadable" dice in every photo, a false alarm the tower answers by re-rolling.
+    Proposals the shipped reader reads as a face with p >= 0.5 are left out: they may be real
+    dice the labels skipped (byler leaves dice outside the tray unlabelled).
     """
     if (done := _cached(out)) is not None:
         return done
@@ -300,10 +300,11 @@ def build_other_dice_negatives(datasets_root: Path, out: Path) -> dict[str, np.n
     """Class-0 contexts of every die the pipeline proposes on photos of other dice (d20s).
 
     Why: the detector proposes patches of a d20 (a numeral with the edges around it looks
-    like a face), and the shipped reader read 19 of rsandrini-d20's 214 test photos as a d6
-    showing 1, up to p 0.97: a tower with a d20 among its dice would report a d6 face that
-    is not there. Until numerals are read, "unreadable" is the honest answer for such a
-    patch. Train and val photos only: the test photos stay for measuring exactly this.
+    like a face), and a reader trained without them reads a d20 patch as a d6 showing 1 (19 of
+    rsandrini-d20's 214 test photos, up to p 0.97): a tower with a d20 among its dice would
+    report a d6 face that is not there. The d6 reader reads no numerals, so "unreadable" is the
+    honest answer for such a patch. Train and val photos only: the test photos stay for
+    measuring exactly this.
     """
     if (done := _cached(out)) is not None:
         return done
