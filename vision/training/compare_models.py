@@ -110,17 +110,17 @@ def paired_change(before: dict[str, FolderReport], after: dict[str, FolderReport
 
 
 def compare(
-    candidates: Sequence[str],
+    models: Sequence[str],
     datasets: Path,
     split: str | None,
     errata_dir: Path | None = None,
     *,
     zero_thresholds: bool = False,
 ) -> list[dict[str, Any]]:
-    """Per candidate: its reports per dataset present, the d6 sums, and the d6 faces on d20 photos."""
+    """Per set of models: its reports per dataset present, the d6 sums, and the d6 faces on d20 photos."""
     out = []
     first: dict[str, FolderReport] | None = None
-    for name in candidates:
+    for name in models:
         reader = _reader(name, zero_thresholds)
         scored = {
             d: score_report(datasets / d, reader, split, ("d6",), errata_dir)
