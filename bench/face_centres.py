@@ -19,7 +19,8 @@ import statistics
 from pathlib import Path
 
 import cv2
-from dicetower.vision.evaluate import evaluate_folder, resolve_reader, select_entries
+from dicetower.vision.evaluate import evaluate_folder, select_entries
+from dicetower.vision.reader import open_reader
 
 __all__ = ["main", "placement"]
 
@@ -35,7 +36,7 @@ def placement(folder: Path, split: str | None) -> dict[str, float]:
     """Counts and distances (die sides) of face and box centres to the label centres of ``folder``."""
     to_face, to_box, right = [], [], 0
     entries = select_entries(folder, split=split, kinds=["d6"])
-    for result in evaluate_folder(folder, resolve_reader(), entries=entries):
+    for result in evaluate_folder(folder, open_reader(), entries=entries):
         for s in result.scored:
             if s.outcome.value != "correct" or s.read is None:
                 continue

@@ -100,9 +100,9 @@ class Checkout:
 
 
 class PreviousVersion:
-    """A callable reader backed by commit ``rev`` in a worker process (use as a context manager).
+    """A reader backed by commit ``rev`` in a worker process (use as a context manager).
 
-    Calling it returns the earlier version's :class:`~dicetower.vision.reading.Reading` of a
+    :meth:`read` returns the earlier version's :class:`~dicetower.vision.reading.Reading` of a
     frame and leaves the worker's own timing of that read in :attr:`last_ms`.
     """
 
@@ -148,11 +148,11 @@ class PreviousVersion:
             raise PreviousVersionError(f"{self.rev}: {answer['error']}")
         return answer
 
-    def __call__(self, frame: np.ndarray, reference: np.ndarray | None = None) -> Any:
+    def read(self, frame: np.ndarray, reference: np.ndarray | None = None, tray: Any = None) -> Any:
         from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
 
-        if reference is not None:
-            raise PreviousVersionError("the previous-version reader is timed without a reference")
+        if reference is not None or tray is not None:
+            raise PreviousVersionError("the previous-version reader is timed without a reference or tray")
         path = self._frames.get(id(frame))
         if path is None:
             path = self._tmp / f"frame{len(self._frames)}.npy"
@@ -201,10 +201,10 @@ def serve() -> int:
     """Worker loop: one JSON request per line in, one JSON answer per line out."""
     import cv2
     import dicetower
-    from dicetower.vision.evaluate import DEFAULT_READER, resolve_reader
+    from dicetower.vision.reader import FrameReader  # in every version, so any commit can be timed
 
     cv2.setNumThreads(1)
-    read = resolve_reader(DEFAULT_READER)
+    read = FrameReader().read
     frames: dict[str, np.ndarray] = {}
     warmed = False
     for line in sys.stdin:

@@ -10,7 +10,7 @@ are timings only, never an accuracy claim.
 
 Both readers see the SAME decoded frames, timed alternately read by read; OpenCV runs on
 one thread (``cv2.setNumThreads(1)``) and each reader is warmed up once before timing
-(model loading is not a per-photo cost). Time is the ``read_frame`` call only, the median over
+(model loading is not a per-photo cost). Time is the ``read`` call only, the median over
 photos x repeats. Accuracy columns score each reader's output against the labels with
 the eval matching rule (``dicetower.vision.evaluate``).
 
@@ -35,16 +35,19 @@ from typing import Any
 
 import cv2
 import numpy as np
-from dicetower.vision.evaluate import DEFAULT_READER, FolderReport, ReadFn, resolve_reader, score_photo
+from dicetower.vision.baseline import ClassicReader
+from dicetower.vision.evaluate import FolderReport, score_photo
 from dicetower.vision.imageio import load_image
 from dicetower.vision.manifest import ManifestEntry, read_manifest
+from dicetower.vision.reader import open_reader
+from dicetower.vision.reading import DiceReader
 from dicetower.vision.synth import render_scene
 
 __all__ = ["BUCKETS", "main"]
 
 BUCKETS = (1, 10, 25)
 DATASET = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "byler-d6"
-READERS = {"ours": DEFAULT_READER, "classic": "dicetower.vision.baseline:read_frame"}
+READERS: dict[str, Callable[[], DiceReader]] = {"ours": open_reader, "classic": ClassicReader}
 PREVIOUS = "previous_version.py"
 
 
@@ -82,7 +85,7 @@ def synth_photos(per_bucket: int) -> dict[int, list[Photo]]:
     return chosen
 
 
-def run_readers(readers: dict[str, ReadFn], photos: list[Photo], repeat: int) -> dict[str, Cell]:
+def run_readers(readers: dict[str, DiceReader], photos: list[Photo], repeat: int) -> dict[str, Cell]:
     """Time every reader on every photo, interleaved read by read.
 
     Why interleaved: this machine's speed drifts by tens of percent over a minute (other
@@ -93,26 +96,26 @@ def run_readers(readers: dict[str, ReadFn], photos: list[Photo], repeat: int) ->
     for photo in photos:
         last: dict[str, Any] = {}
         for _ in range(repeat):
-            for name, read in readers.items():
+            for name, reader in readers.items():
                 start = time.perf_counter()
-                last[name] = read(photo.frame, None)
+                last[name] = reader.read(photo.frame, None)
                 ms = (time.perf_counter() - start) * 1000.0
                 # A reader in another process reports its own time for the same span.
-                inner = getattr(read, "last_ms", None)
+                inner = getattr(reader, "last_ms", None)
                 cells[name].ms.append(ms if inner is None else inner)
         for name in readers:
             cells[name].report.add(score_photo(photo.entry, last[name]))
     return cells
 
 
-def _load(spec: str, frame: np.ndarray) -> tuple[ReadFn | None, str | None]:
-    """Resolve and warm up a reader; return (reader, None) or (None, why it cannot run)."""
+def _load(make: Callable[[], DiceReader], frame: np.ndarray) -> tuple[DiceReader | None, str | None]:
+    """Build and warm up a reader; return (reader, None) or (None, why it cannot run)."""
     try:
-        read = resolve_reader(spec)
-        read(frame, None)
+        reader = make()
+        reader.read(frame, None)
     except Exception as exc:  # report a missing model instead of aborting the other column
         return None, f"{type(exc).__name__}: {exc}"
-    return read, None
+    return reader, None
 
 
 def _cell_json(cell: Cell) -> dict[str, Any] | None:
@@ -138,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synth", action="store_true", help="use rendered scenes even if datasets exist")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     parser.add_argument(
-        "--reader", default=DEFAULT_READER, metavar="MODULE:FUNC", help="our reader (default %(default)s)"
+        "--models", metavar="DIR", type=Path, help="time our reader on the models in DIR (as dicetower eval)"
     )
     parser.add_argument(
         "--previous", metavar="REV", help="also time this git commit's reader (e.g. HEAD~1), side by side"
@@ -160,19 +163,20 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def _run(args: argparse.Namespace, previous: Callable[..., Any] | None) -> int:
+def _run(args: argparse.Namespace, previous: Any) -> int:
     cv2.setNumThreads(1)
     use_real = DATASET.is_dir() and not args.synth
     photos = real_photos(args.photos) if use_real else synth_photos(args.photos)
     source = "byler-d6 (real photos)" if use_real else "synthetic scenes (timing only; no accuracy claim)"
     first = photos[BUCKETS[0]][0].frame
-    readers: dict[str, tuple[Callable[..., Any] | None, str | None]] = {
-        name: _load(spec, first) for name, spec in {**READERS, "ours": args.reader}.items()
+    makers = {**READERS, "ours": lambda: open_reader(args.models)}
+    readers: dict[str, tuple[DiceReader | None, str | None]] = {
+        name: _load(make, first) for name, make in makers.items()
     }
     if previous is not None:
-        previous(first, None)  # warm its models too
+        previous.read(first, None)  # warm its models too
         readers[f"previous {args.previous}"] = (previous, None)
-    runnable = {name: read for name, (read, _) in readers.items() if read is not None}
+    runnable = {name: reader for name, (reader, _) in readers.items() if reader is not None}
     results: dict[int, dict[str, Cell]] = {}
     for n, group in photos.items():
         timed = run_readers(runnable, group, args.repeat)

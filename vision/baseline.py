@@ -6,8 +6,9 @@ neighbours on the same die are closer than the gap to the next die), and call ea
 pip count its face. Its known weaknesses are the point of comparing: a 2 or 3 splits when
 its pips are far apart, dice that touch merge, and a die's body colour is never looked at.
 
-Same signature as ``dicetower.vision.reader.read_frame``, so ``dicetower eval --reader
-dicetower.vision.baseline:read_frame`` scores it; ``bench/vision.py`` runs both side by side.
+:class:`ClassicReader` reads frames as the product's reader does (the
+:class:`~dicetower.vision.reading.DiceReader` protocol), so ``dicetower eval --reader
+dicetower.vision.baseline:ClassicReader`` scores it; ``bench/vision.py`` runs both side by side.
 DBSCAN is implemented here (no scikit-learn dependency).
 """
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from .reading import DieReading, Reading, ReadStatus, UnreadableReason
 
-__all__ = ["MAX_BLOBS", "dbscan", "detect_pips", "read_frame"]
+__all__ = ["MAX_BLOBS", "ClassicReader", "dbscan", "detect_pips", "read_frame"]
 
 #: More candidate pips than this in one frame is not a tray of dice; keep the largest.
 MAX_BLOBS = 600
@@ -135,3 +136,13 @@ def read_frame(frame: np.ndarray, reference: np.ndarray | None = None, tray: obj
     end = time.perf_counter()
     timings = {"pips": (t_pips - start) * 1000, "cluster": (end - t_pips) * 1000}
     return Reading(tuple(dice), w, h, 1.0, timings)
+
+
+class ClassicReader:
+    """:func:`read_frame` as a reader object (no models to load, nothing kept between frames)."""
+
+    def read(
+        self, frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
+    ) -> Reading:
+        """Read ``frame`` the classic way; ``reference`` and ``tray`` are accepted and ignored."""
+        return read_frame(frame, reference, tray)

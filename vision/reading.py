@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-__all__ = ["DieReading", "FrameStatus", "ReadStatus", "Reading", "UnreadableReason"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = ["DiceReader", "DieReading", "FrameStatus", "ReadStatus", "Reading", "UnreadableReason"]
 
 
 class ReadStatus(StrEnum):
@@ -129,3 +132,16 @@ class Reading:
             "dice": [d.to_json() for d in self.dice],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+
+
+class DiceReader(Protocol):
+    """What reads a frame: :class:`dicetower.vision.reader.FrameReader` (``open_reader()``), the
+    classic baseline (:class:`dicetower.vision.baseline.ClassicReader`), or a test's stand-in.
+
+    ``frame`` is BGR; ``reference`` a photo of the empty tray in the same light and ``tray`` a
+    mask of the tray, both optional. Eval, calibrate, the benchmarks and the CLI take any of them.
+    """
+
+    def read(
+        self, frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
+    ) -> Reading: ...

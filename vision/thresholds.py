@@ -46,8 +46,8 @@ RATE_STEPS = 121
 #: A chosen threshold lies at most this far below the least sure answer it accepts (:func:`in_gap`).
 #: The same network file gives probabilities that differ by about 1e-4 from one machine to
 #: another (cv2.dnn picks its kernels by CPU: face 1's top-down threshold, cut on its least sure
-#: right val die, came out 0.92582 on one machine and 0.92591 on the next, BENCHMARKS.md session
-#: 23), so a threshold placed exactly on an answer accepts it on one machine and rejects it on another.
+#: right val die, came out 0.92582 on one machine and 0.92591 on another, BENCHMARKS.md), so a
+#: threshold placed exactly on an answer accepts it on one machine and rejects it on another.
 MARGIN = 1e-3
 
 

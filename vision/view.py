@@ -2,7 +2,7 @@
 
 Why: the reader's worst mistake is confident and geometric. A die seen from low down turns a
 large side face to the camera, and the reader reads that face instead of the foreshortened top
-(a 4 on top read as the 2 in front, at p 0.9-0.99: BENCHMARKS.md, sessions 20 and 21). A camera
+(a 4 on top read as the 2 in front, at p 0.9-0.99: BENCHMARKS.md). A camera
 looking straight down sees no side face, so that mistake cannot happen there; one threshold set
 priced on both kinds of frame makes top-down towers reject dice they read right, to pay for
 mistakes only oblique cameras make. A card may therefore carry thresholds for frames seen from
@@ -26,7 +26,7 @@ turned near 45 degrees shows side faces wide enough to square its box again, so 
 such die seen from very low is called top-down; dice lying at various turns give the frame away
 (the median), one die may not. The real photos measure what this costs: ``epanemu-dice3``'s phone
 shots are seen from low, and the top-down thresholds are priced on every frame judged top-down,
-its included (BENCHMARKS.md, session 22). Dice clipped by the frame edge or too small to read are
+its included (BENCHMARKS.md). Dice clipped by the frame edge or too small to read are
 left out (their boxes say nothing of the camera); a frame with none left is oblique, the careful
 answer. Wide-angle lenses tilt the boxes of dice near the frame's edges outward in every
 direction, which the median over the frame cancels.

@@ -17,12 +17,12 @@ from ...vision.calibrate import (
     calibrate,
     check_out,
     check_price,
-    open_reader,
     read_answers,
     write_card,
 )
 from ...vision.detector import DetectorError
 from ...vision.pips import ReaderModelError
+from ...vision.reader import open_reader
 from ...vision.thresholds import MAX_REJECT, WRONG_COST
 from ...vision.view import View
 from .arguments import positive_int

@@ -14,27 +14,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import cv2
-import numpy as np
 
-from ...vision.detector import DetectorError
 from ...vision.errata import errata_for
-from ...vision.evaluate import (
-    DEFAULT_READER,
-    EvalError,
-    FolderReport,
-    PhotoResult,
-    ReadFn,
-    evaluate_folder,
-    resolve_reader,
-    select_entries,
-)
+from ...vision.evaluate import EvalError, FolderReport, PhotoResult, evaluate_folder, select_entries
 from ...vision.imageio import ImageError, load_image
-from ...vision.pips import ReaderModelError
-from ...vision.reader import frame_reader_for
-from ...vision.reading import Reading
+from ...vision.reader import import_reader, open_reader
 from .arguments import positive_int
 
-__all__ = ["MAX_SAVED_FAILURES", "check_labelled_folders", "reader_from_args", "register", "run"]
+__all__ = ["MAX_SAVED_FAILURES", "check_labelled_folders", "register", "run"]
 
 #: At most this many failed photos are saved per folder by ``--save-failures``.
 MAX_SAVED_FAILURES = 2000
@@ -69,7 +56,10 @@ def register(subparsers: Any) -> None:
         "--kinds", metavar="KIND[,KIND]", type=_kinds, help="only labels of these die kinds (e.g. d6)"
     )
     p.add_argument(
-        "--reader", default=DEFAULT_READER, metavar="MODULE:FUNC", help="reader (default %(default)s)"
+        "--reader",
+        metavar="MODULE:NAME",
+        help="score another reader instead of the built-in one: a class or object with read(frame, ...),"
+        " e.g. dicetower.vision.baseline:ClassicReader",
     )
     p.add_argument(
         "--models",
@@ -106,7 +96,9 @@ def check_labelled_folders(folders: list[Path], errata: Path | None) -> None:
 
 def run(args: argparse.Namespace) -> int:
     check_labelled_folders(args.folders, args.errata)
-    read = reader_from_args(args)
+    if args.reader is not None and args.models is not None:
+        raise EvalError("--models and --reader cannot be combined: --models sets the built-in reader's files")
+    reader = import_reader(args.reader) if args.reader is not None else open_reader(args.models)
     progress = sys.stderr.isatty()
     for folder in args.folders:
         name = folder.resolve().name
@@ -114,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         entries = select_entries(folder, split=args.split, limit=args.limit, kinds=args.kinds, errata=errata)
         report = FolderReport(name)
         saved = 0
-        for i, result in enumerate(evaluate_folder(folder, read, entries=entries), 1):
+        for i, result in enumerate(evaluate_folder(folder, reader, entries=entries), 1):
             report.add(result)
             if args.save_failures is not None and result.failed and saved < MAX_SAVED_FAILURES:
                 save_failure(args.save_failures / name, result)
@@ -134,23 +126,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print_report(data)
     return 0
-
-
-def reader_from_args(args: argparse.Namespace) -> ReadFn:
-    """The read function: ``--reader``'s, or the built-in reader on ``--models``' files (eval, read)."""
-    if args.models is None:
-        return resolve_reader(args.reader)
-    if args.reader != DEFAULT_READER:
-        raise EvalError("--models and --reader cannot be combined: --models sets the built-in reader's files")
-    try:
-        frame_reader = frame_reader_for(args.models)
-    except (FileNotFoundError, ReaderModelError, DetectorError) as exc:
-        raise EvalError(str(exc)) from None
-
-    def read(frame: np.ndarray, reference: np.ndarray | None) -> Reading:
-        return frame_reader.read(frame, reference)
-
-    return read
 
 
 def _progress(out: TextIO, name: str, i: int, n: int) -> None:

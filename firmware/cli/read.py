@@ -10,10 +10,9 @@ from typing import Any
 
 import cv2
 
-from ...vision.evaluate import DEFAULT_READER
 from ...vision.imageio import ImageError, load_image, load_image_info
+from ...vision.reader import ReaderSpecError, import_reader, open_reader
 from ...vision.reading import Reading, ReadStatus
-from .eval import reader_from_args
 
 __all__ = ["format_reading", "register", "run"]
 
@@ -44,7 +43,7 @@ def register(subparsers: Any) -> None:
         type=Path,
         help="read with the d6_reader.onnx/.json and/or detector.onnx in DIR (e.g. from dicetower calibrate)",
     )
-    p.add_argument("--reader", default=DEFAULT_READER, metavar="MODULE:FUNC", help=argparse.SUPPRESS)
+    p.add_argument("--reader", metavar="MODULE:NAME", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
 
@@ -73,9 +72,13 @@ def run(args: argparse.Namespace) -> int:
         raise ImageError(f"{args.annotate}: --annotate needs a .png, .jpg or .bmp file name")
     info = load_image_info(args.image)
     reference = load_image(args.reference) if args.reference is not None else None
-    read = reader_from_args(args)
+    if args.reader is not None and args.models is not None:
+        raise ReaderSpecError(
+            "--models and --reader cannot be combined: --models sets the built-in reader's files"
+        )
+    reader = import_reader(args.reader) if args.reader is not None else open_reader(args.models)
     start = time.perf_counter()
-    reading = read(info.frame, reference)
+    reading = reader.read(info.frame, reference)
     ms = (time.perf_counter() - start) * 1000.0
     if args.json:
         data = reading.to_json()

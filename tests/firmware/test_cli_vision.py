@@ -20,7 +20,7 @@ from dicetower.vision.manifest import LabelledDie, write_manifest_line
 from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
 from dicetower.vision.synth import write_dataset
 
-STANDIN = "standin_reader:read_frame"
+STANDIN = "standin_reader:StandIn"
 
 
 def _die(x: float, y: float, face: int | None) -> DieReading:
@@ -37,15 +37,18 @@ ANSWERS: dict[int, tuple[DieReading, ...]] = {
 }
 
 
-def _standin(frame: np.ndarray, reference: np.ndarray | None = None, tray: object = None) -> Reading:
-    h, w = frame.shape[:2]
-    return Reading(ANSWERS.get(w, ()), w, h, timings_ms={"total": 1.0})
+class StandIn:
+    """A reader whose answers are :data:`ANSWERS`."""
+
+    def read(self, frame: np.ndarray, reference: np.ndarray | None = None, tray: object = None) -> Reading:
+        h, w = frame.shape[:2]
+        return Reading(ANSWERS.get(w, ()), w, h, timings_ms={"total": 1.0})
 
 
 @pytest.fixture(autouse=True)
 def standin(monkeypatch: pytest.MonkeyPatch) -> None:
     module = types.ModuleType("standin_reader")
-    module.read_frame = _standin  # type: ignore[attr-defined]
+    module.StandIn = StandIn  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "standin_reader", module)
 
 
@@ -142,7 +145,6 @@ def test_eval_save_failures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_eval_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("dicetower.vision.training.splits")
     folder = _dataset(tmp_path / "x")
     total = 0
     for split in ("train", "val", "test"):
@@ -156,7 +158,7 @@ def test_eval_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert "no manifest.jsonl" in capsys.readouterr().err
     folder = _dataset(tmp_path / "x")
     assert main(["eval", str(folder), "--reader", "nope"]) == 1
-    assert "module:function" in capsys.readouterr().err
+    assert "module:name" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["eval", str(folder), "--limit", "0"])
     with pytest.raises(SystemExit):
@@ -168,7 +170,7 @@ def test_eval_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_eval_baseline_reader_on_synthetic_scenes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = write_dataset(tmp_path / "synth", 3, seed=5, size=(320, 320), max_dice=3).parent
-    assert main(["eval", str(folder), "--json", "--reader", "dicetower.vision.baseline:read_frame"]) == 0
+    assert main(["eval", str(folder), "--json", "--reader", "dicetower.vision.baseline:ClassicReader"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["photos"] == 3 and d["dice"] + d["cocked"]["dice"] >= 3
     assert d["correct"] + d["wrong"] + d["rejected"] + d["missed"] == d["dice"]

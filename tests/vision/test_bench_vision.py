@@ -1,4 +1,4 @@
-"""bench/vision.py still runs: synthetic photos, the baseline standing in for our reader."""
+"""The vision benchmarks run: bench/vision.py on synthetic photos, the network and stage timers."""
 
 from __future__ import annotations
 
@@ -37,7 +37,6 @@ def test_bench_prints_table_and_json(
     monkeypatch.setitem(sys.modules, "bench_vision", bench)  # dataclasses look their module up
     spec.loader.exec_module(bench)
     argv = ["--synth", "--photos", "1", "--repeat", "1", "--json"]
-    argv += ["--reader", "dicetower.vision.baseline:read_frame"]
     assert bench.main(argv) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("photos: synthetic scenes (timing only")
@@ -142,8 +141,7 @@ def test_face_centre_bench_puts_the_face_nearer_the_pip_labels(capsys: pytest.Ca
     bench = _script("face_centres")
     p = bench.placement(bench.DATASETS / "matteop65-d6-wood", "val")
     assert p["with_face_centre"] >= 0.8 * p["right"]
-    # measured 0.025 against 0.041 die sides (session 18's detector centres its boxes nearer the
-    # pips than the one before it, whose box centres were 0.050 from the labels, faces 0.021)
+    # measured 0.025 against 0.041 die sides
     assert p["face_median"] < 0.75 * p["box_median"]
     assert bench.main(["--dataset", "matteop65-d6-wood", "--split", "val"]) == 0
     assert "face centre (pips)" in capsys.readouterr().out

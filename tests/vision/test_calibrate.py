@@ -13,11 +13,11 @@ from dicetower.vision.calibrate import (
     Answers,
     CalibrationError,
     calibrate,
-    open_reader,
     read_answers,
 )
 from dicetower.vision.detector import MODEL_PATH
 from dicetower.vision.pips import D6Reader
+from dicetower.vision.reader import open_reader
 from dicetower.vision.synth.dataset import write_dataset
 from dicetower.vision.thresholds import MARGIN, choose_reject_rate, in_gap, outcome_counts
 from dicetower.vision.view import View

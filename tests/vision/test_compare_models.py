@@ -48,9 +48,9 @@ def test_a_copy_of_the_shipped_models_scores_as_the_shipped_ones_and_the_sums_ad
     # Groups as the split keeps them: 3 byler photos, and matteop65's 2 frames in one run of 10.
     assert candidate["vs_first"] == {"correct": same, "wrong": same, "groups": 4}
     # The same scoring as `dicetower eval --kinds d6`.
-    from dicetower.vision.evaluate import resolve_reader
+    from dicetower.vision.reader import open_reader
 
-    assert score(datasets / "byler-d6", resolve_reader(), None, ("d6",))["correct"] == byler["correct"]
+    assert score(datasets / "byler-d6", open_reader(), None, ("d6",))["correct"] == byler["correct"]
 
 
 def test_the_cli_prints_a_table_or_json_and_refuses_what_it_cannot_score(datasets: Path, capsys) -> None:

@@ -1,12 +1,12 @@
-"""Regression guard: the real reader on the shared datasets must keep the issue's figures.
+"""Regression guard: the real reader on the shared datasets must keep its measured figures.
 
 Runs the same code as ``dicetower eval`` (``--split test`` by default: the reader is
 trained on the other splits, so only the test split is honest). ``DICETOWER_EVAL_SPLIT=all``
 evaluates every photo instead. Skips cleanly when ``<repo>/../shared/datasets`` is absent.
 
-Two tiers: the issue's targets (correct >= MIN_CORRECT, confidently wrong <= 0.3%, per-face
+Two tiers: the project's targets (correct >= MIN_CORRECT, confidently wrong <= 0.3%, per-face
 reject-rate ratio <= 1.5 with rates floored at 1%, see ``dicetower.vision.evaluate``), strict
-xfails where not reached yet; and regression floors at today's measured figures, which must hold.
+xfails where not reached yet; and regression floors at the measured figures, which must hold.
 """
 
 from __future__ import annotations
@@ -16,17 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dicetower.vision.evaluate import (
-    DEFAULT_READER,
-    FolderReport,
-    evaluate_folder,
-    resolve_reader,
-    select_entries,
-)
+from dicetower.vision.evaluate import FolderReport, evaluate_folder, select_entries
+from dicetower.vision.reader import open_reader
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"
 
-#: The issue's targets (issue 3), per dataset: minimum share of dice read correctly.
+#: The project's accuracy targets, per dataset: minimum share of dice read correctly.
 MIN_CORRECT = {
     "byler-d6": 0.99,
     "tomitomi3-gray-d6": 0.99,
@@ -51,37 +46,37 @@ NOT_YET = {
 #: Regression floors: what the shipped models measure on the test split, less a small margin
 #: (correct) or plus one (wrong). Raise them when the reader improves; never lower them to pass.
 FLOOR_CORRECT = {
-    "byler-d6": 0.92,  # measured 0.9375 (0.8906 before session 22, 0.8802 in session 18)
+    "byler-d6": 0.92,  # measured 0.9375
     "tomitomi3-gray-d6": 0.98,  # measured 1.0
-    "matteop65-d6-wood": 0.95,  # measured 0.9723 (0.9447 before session 22; the issue's target, met)
-    "epanemu-dice3": 0.68,  # measured 0.7043 (0.6989 before session 22, 0.6720 in session 18)
+    "matteop65-d6-wood": 0.95,  # measured 0.9723 (the target, met)
+    "epanemu-dice3": 0.68,  # measured 0.7043
 }
 CEILING_WRONG = {
-    "byler-d6": 0.003,  # measured 0.0 (the issue's target, met since session 18)
+    "byler-d6": 0.003,  # measured 0.0 (the target, met)
     "tomitomi3-gray-d6": 0.01,  # measured 0.0
-    "matteop65-d6-wood": 0.003,  # measured 0.0 (the issue's target, met)
-    "epanemu-dice3": 0.015,  # measured 0.0054 (0.0161 before session 18)
+    "matteop65-d6-wood": 0.003,  # measured 0.0 (the target, met)
+    "epanemu-dice3": 0.015,  # measured 0.0054
 }
 #: Dice reported where no labelled die is (read or unreadable): each makes the tower doubt a
-#: throw. A byler photo's grey screw heads beside the tray were 63 of them before the reader
-#: learned them as "no die" (hard negatives); measured figure plus a margin.
+#: throw (a byler photo's grey screw heads beside the tray are such, unless the reader learns them
+#: as "no die": ``--hard-negatives``); measured figure plus a margin.
 CEILING_FALSE_POSITIVES = {
-    "byler-d6": 6,  # measured 2 (was 63)
+    "byler-d6": 6,  # measured 2
     "tomitomi3-gray-d6": 2,  # measured 0
-    "matteop65-d6-wood": 8,  # measured 3 (was 75, then 37, then 34)
-    "epanemu-dice3": 30,  # measured 28 (was 81, then 32, then 24 in session 18)
+    "matteop65-d6-wood": 8,  # measured 3
+    "epanemu-dice3": 30,  # measured 28
 }
 
-#: Photos of one d20 each (rsandrini-d20, test split; numerals are a later issue): every d6 face
-#: reported on them is a die that is not there. Measured figure plus a margin.
-CEILING_D20_READ_AS_D6 = 3  # measured 0 (19, all read as 1s, with the reader shipped before session 18)
+#: Photos of one d20 each (rsandrini-d20, test split; the d6 reader reads no numerals): every d6
+#: face reported on them is a die that is not there. Measured figure plus a margin.
+CEILING_D20_READ_AS_D6 = 3  # measured 0
 
 
 def _targets(metric: str) -> list[Any]:
     return [
         pytest.param(
             name,
-            marks=pytest.mark.xfail(strict=True, reason=f"issue 3 target for {metric} not reached yet"),
+            marks=pytest.mark.xfail(strict=True, reason=f"the {metric} target is not reached yet"),
         )
         if (metric, name) in NOT_YET
         else name
@@ -108,7 +103,7 @@ def _evaluate(name: str, kinds: list[str] | None = None) -> dict[str, Any]:
         split = os.environ.get("DICETOWER_EVAL_SPLIT", "test")
         entries = select_entries(folder, split=None if split == "all" else split, kinds=kinds)
         report = FolderReport(name)
-        for result in evaluate_folder(folder, resolve_reader(DEFAULT_READER), entries=entries):
+        for result in evaluate_folder(folder, open_reader(), entries=entries):
             report.add(result)
         _cache[key] = report.to_json()
     return _cache[key]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import cv2
 import numpy as np
@@ -18,12 +19,12 @@ from dicetower.vision.evaluate import (
     match_dice,
     reject_bias_p,
     reject_ratio,
-    resolve_reader,
     score_photo,
     select_entries,
 )
 from dicetower.vision.intervals import binomial_bounds, binomial_upper
 from dicetower.vision.manifest import LabelledDie, ManifestEntry, write_manifest_line
+from dicetower.vision.reader import ReaderSpecError, import_reader
 from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
 
 
@@ -306,7 +307,6 @@ def test_select_entries_kinds_drops_labels_and_empty_photos(tmp_path: Path) -> N
 
 
 def test_select_entries_split_partitions(tmp_path: Path) -> None:
-    pytest.importorskip("dicetower.vision.training.splits")
     folder = _folder(tmp_path, 30, [1])
     parts = [select_entries(folder, split=s) for s in ("train", "val", "test")]
     assert sum(len(p) for p in parts) == 30
@@ -324,7 +324,7 @@ def test_evaluate_folder_times_reader_and_survives_bad_photos(tmp_path: Path) ->
             raise RuntimeError("boom")
         return Reading((_read(10, 10, 4, 30),), 0, 0)
 
-    results = list(evaluate_folder(folder, reader))
+    results = list(evaluate_folder(folder, SimpleNamespace(read=reader)))
     assert seen == [(64, 80), (64, 82)]  # p1 never reached the reader
     assert [r.error is None for r in results] == [True, False, False]
     assert "truncated PNG" in (results[1].error or "")
@@ -352,19 +352,21 @@ def test_reference_is_passed_to_the_reader(tmp_path: Path) -> None:
         refs.append(int(reference[0, 0, 0]))
         return Reading((), 20, 20)
 
-    (result,) = evaluate_folder(tmp_path, reader)
+    (result,) = evaluate_folder(tmp_path, SimpleNamespace(read=reader))
     assert refs == [99] and result.scored[0].outcome is Outcome.MISSED
 
 
-def test_resolve_reader_errors() -> None:
-    with pytest.raises(EvalError, match="module:function"):
-        resolve_reader("nocolon")
-    with pytest.raises(EvalError, match="cannot import"):
-        resolve_reader("dicetower.no_such_module:read_frame")
-    with pytest.raises(EvalError, match="no callable"):
-        resolve_reader("dicetower.vision.evaluate:NOPE")
-    read = resolve_reader("dicetower.vision.baseline:read_frame")
-    assert isinstance(read(np.zeros((32, 32, 3), np.uint8), None), Reading)
+def test_import_reader_builds_a_named_reader_or_says_why_not() -> None:
+    with pytest.raises(ReaderSpecError, match="module:name"):
+        import_reader("nocolon")
+    with pytest.raises(ReaderSpecError, match="cannot import"):
+        import_reader("dicetower.no_such_module:ClassicReader")
+    with pytest.raises(ReaderSpecError, match="not a reader"):
+        import_reader("dicetower.vision.evaluate:NOPE")
+    with pytest.raises(ReaderSpecError, match="not a reader"):
+        import_reader("dicetower.vision.baseline:read_frame")  # a function, not a reader
+    reader = import_reader("dicetower.vision.baseline:ClassicReader")
+    assert isinstance(reader.read(np.zeros((32, 32, 3), np.uint8), None), Reading)
 
 
 def test_a_reader_that_always_fails_stops_the_eval(tmp_path: Path) -> None:
@@ -375,9 +377,9 @@ def test_a_reader_that_always_fails_stops_the_eval(tmp_path: Path) -> None:
 
     results = []
     with pytest.raises(EvalError, match=r"first 5 photos; last: .*FileNotFoundError: model\.onnx"):
-        results.extend(evaluate_folder(folder, broken))
+        results.extend(evaluate_folder(folder, SimpleNamespace(read=broken)))
     assert len(results) == 4
-    assert len(list(evaluate_folder(folder, broken, give_up_after=None))) == 8
+    assert len(list(evaluate_folder(folder, SimpleNamespace(read=broken), give_up_after=None))) == 8
 
 
 def test_false_positives_read_as_a_face_are_counted_apart() -> None:

@@ -160,9 +160,8 @@ def test_touching_dice_are_separated() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="session 18's detector proposes these two drawn dice as boxes 75-92 px wide that overlap, so "
-    "both are flagged touching (unreadable: a re-roll, never a wrong face); the detector before it "
-    "proposed one box for both and the empty-tray difference split it cleanly",
+    reason="the shipped detector proposes these two drawn dice as boxes 75-92 px wide that overlap, so "
+    "both are flagged touching (unreadable: a re-roll, never a wrong face)",
 )
 def test_touching_dice_split_cleanly_are_not_flagged() -> None:
     ref = tray(seed=9)

@@ -8,7 +8,7 @@ import pytest
 
 def test_strided_shapes_start_from_v3s_weights_and_drop_its_pools() -> None:
     torch = pytest.importorskip("torch")
-    from dicetower.vision.training.reader import make_model
+    from dicetower.vision.training.reader_nets import make_model
 
     torch.manual_seed(0)
     v3s = make_model("v3s").eval()
@@ -35,12 +35,12 @@ def test_strided_shape_exports_to_the_runtime_with_the_same_answers(tmp_path) ->
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnxscript")
     from dicetower.vision.dnn import load_onnx
-    from dicetower.vision.training.reader import export, make_model
+    from dicetower.vision.training.reader_nets import export, make_model
 
     torch.manual_seed(1)
     net = make_model("v3ss").eval()
     path = tmp_path / "d6_reader.onnx"
-    export(net, path, channels=4)
+    export(net, path)
     x = np.random.default_rng(2).standard_normal((9, 4, 48, 48)).astype(np.float32)
     dnn = load_onnx(path)
     dnn.setInput(x)
@@ -51,7 +51,7 @@ def test_strided_shape_exports_to_the_runtime_with_the_same_answers(tmp_path) ->
 
 def test_distill_loss_mixes_label_and_teacher_as_weighted() -> None:
     torch = pytest.importorskip("torch")
-    from dicetower.vision.training.reader import Distill, distill_loss
+    from dicetower.vision.training.reader_train import Distill, distill_loss
 
     torch.manual_seed(3)
     hard = torch.nn.CrossEntropyLoss()
@@ -101,7 +101,7 @@ def test_training_refuses_bad_distillation_settings_before_any_work(
 
 def test_widened_network_answers_as_the_narrow_one_it_starts_from() -> None:
     torch = pytest.importorskip("torch")
-    from dicetower.vision.training.reader import make_model, widen_state
+    from dicetower.vision.training.reader_nets import make_model, widen_state
 
     torch.manual_seed(4)
     narrow = make_model("v3ss")
@@ -129,7 +129,7 @@ def test_widened_network_answers_as_the_narrow_one_it_starts_from() -> None:
 
 def test_widen_state_refuses_a_narrowing() -> None:
     pytest.importorskip("torch")
-    from dicetower.vision.training.reader import make_model, widen_state
+    from dicetower.vision.training.reader_nets import make_model, widen_state
 
     with pytest.raises(ValueError, match="cannot widen"):
         widen_state(make_model("v3sw").state_dict(), make_model("v3ss").state_dict())
@@ -138,23 +138,9 @@ def test_widen_state_refuses_a_narrowing() -> None:
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--oblique", "epanemu-dice3"], "--second-view mirror"),
-        (["--oblique", "nosuch", "--second-view", "mirror"], "unknown dataset"),
-        (
-            ["--oblique", "epanemu-dice3", "--second-view", "mirror", "--oblique-turn", "200"],
-            "--oblique-turn",
-        ),
-        (["--oblique", "epanemu-dice3", "--second-view", "mirror", "--upright"], "choose one"),
-        (["--turn-geometry", "--upright"], "choose one"),
-        (["--second-view", "mirror", "--views", "4"], "two looks"),
-        (["--second-view", "reader", "--views", "4"], "two looks"),
-        (["--second-view", "reader"], "go together"),
-        (["--second-reader", "/nonexistent/model.pt"], "go together"),
-        (["--second-view", "reader", "--second-reader", "/nonexistent/model.pt"], "no such state dict"),
-        (
-            ["--second-view", "reader", "--second-reader", "x.pt", "--arch", "v2", "--second-arch", "v4d"],
-            "other input planes",
-        ),
+        (["--oblique", "nosuch"], "unknown dataset"),
+        (["--oblique", "epanemu-dice3", "--oblique-turn", "200"], "--oblique-turn"),
+        (["--calibrate-only"], "--calibrate-only needs --init"),
     ],
 )
 def test_training_refuses_bad_oblique_settings_before_any_work(args: list[str], says: str, capsys) -> None:
@@ -269,11 +255,7 @@ def test_other_dice_negatives_take_every_proposal_of_non_test_photos(tmp_path) -
 
     import cv2
     from dicetower.vision.synth.render import render_scene
-    from dicetower.vision.training.reader import (
-        OTHER_DICE,
-        OTHER_GROUP,
-        build_other_dice_negatives,
-    )
+    from dicetower.vision.training.reader_data import OTHER_DICE, OTHER_GROUP, build_other_dice_negatives
 
     folder = tmp_path / OTHER_DICE[0]
     (folder / "images").mkdir(parents=True)
@@ -299,14 +281,14 @@ def test_other_dice_negatives_take_every_proposal_of_non_test_photos(tmp_path) -
 
 
 def test_other_dice_negatives_are_none_without_those_datasets(tmp_path) -> None:
-    from dicetower.vision.training.reader import build_other_dice_negatives
+    from dicetower.vision.training.reader_data import build_other_dice_negatives
 
     assert build_other_dice_negatives(tmp_path, tmp_path / "work" / "o.npz") is None
 
 
 def test_distillation_takes_the_label_on_crops_of_other_dice() -> None:
     torch = pytest.importorskip("torch")
-    from dicetower.vision.training.reader import Distill, _label_where, distill_loss
+    from dicetower.vision.training.reader_train import Distill, _label_where, distill_loss
 
     teacher = torch.tensor([[0.0, 9.0, 0, 0, 0, 0, 0], [0.0, 0, 0, 0, 0, 0, 9.0]])  # reads a 1 and a 6
     labels = torch.tensor([0, 6])  # the first crop is a d20's numeral: class 0
@@ -350,7 +332,7 @@ def _real_like_datasets(root):
 
 
 def test_cache_cuts_every_labelled_die_and_two_backgrounds_a_boxed_photo(tmp_path) -> None:
-    from dicetower.vision.training.reader import D6_DATASETS, build_cache
+    from dicetower.vision.training.reader_data import D6_DATASETS, build_cache
 
     dice = _real_like_datasets(tmp_path / "datasets")
     got = build_cache(tmp_path / "datasets", tmp_path / "work" / "cache.npz")
@@ -366,11 +348,11 @@ def test_cache_cuts_every_labelled_die_and_two_backgrounds_a_boxed_photo(tmp_pat
 
 # torch's exporter warns about its own internals (a deprecated pytree check); not ours to fix.
 @pytest.mark.filterwarnings("ignore::FutureWarning")
-@pytest.mark.parametrize("arch", ["v3s", "v4d", "v4r"])
+@pytest.mark.parametrize("arch", ["v3s", "v3sw"])
 def test_a_state_read_back_from_the_exported_file_answers_as_the_trained_net(tmp_path, arch: str) -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnxscript")
-    from dicetower.vision.training.reader import export, load_state, make_model
+    from dicetower.vision.training.reader_nets import export, load_state, make_model
 
     torch.manual_seed(4)
     net = make_model(arch)
@@ -383,26 +365,16 @@ def test_a_state_read_back_from_the_exported_file_answers_as_the_trained_net(tmp
             m.bias.data.uniform_(-0.3, 0.3)
     net.eval()
     path = tmp_path / "d6_reader.onnx"
-    export(net, path, channels=4)
+    export(net, path)
     back = make_model(arch)
     back.load_state_dict(load_state(path, arch))
     back.eval()
     x = torch.randn(6, 4, 48, 48)
     with torch.no_grad():
         torch.testing.assert_close(back(x), net(x), atol=1e-4, rtol=1e-4)
-    wrong = "v4d" if arch != "v4d" else "v3s"
+    wrong = "v3" if arch != "v3" else "v3s"
     with pytest.raises(ValueError, match=r"d6_reader\.onnx"):
         load_state(path, wrong)
-
-
-def test_deeper_second_readers_take_the_four_input_planes_and_answer_seven_classes() -> None:
-    torch = pytest.importorskip("torch")
-    from dicetower.vision.training.reader import CHANNELS, make_model
-
-    for arch in ("v4d", "v4r"):
-        assert CHANNELS[arch] == 4
-        with torch.no_grad():
-            assert make_model(arch).eval()(torch.zeros(3, 4, 48, 48)).shape == (3, 7)
 
 
 def test_training_refuses_an_exported_file_of_another_network_before_any_work(tmp_path, capsys) -> None:
@@ -416,12 +388,9 @@ def test_training_refuses_an_exported_file_of_another_network_before_any_work(tm
     broken = tmp_path / "broken.onnx"
     broken.write_bytes(b"not a network")
     for args, says in (
-        (["--init", str(shipped), "--arch", "v4d"], "--init"),
+        (["--init", str(shipped), "--arch", "v3"], "--init"),
         (["--init", str(broken), "--arch", "v3s"], "not a readable ONNX file"),
-        (
-            ["--second-view", "reader", "--second-reader", str(shipped), "--second-arch", "v4r"],
-            "--second-reader",
-        ),
+        (["--teacher", str(shipped), "--teacher-arch", "v3sw"], "--teacher"),
     ):
         with pytest.raises(SystemExit) as exc:
             main([*args, "--work", str(tmp_path / "never-created")])
@@ -434,7 +403,7 @@ def test_the_cache_learns_the_corrected_label_and_each_errata_list_has_its_own_c
     import json
 
     from dicetower.vision.manifest import read_manifest
-    from dicetower.vision.training.reader import D6_DATASETS, build_cache, cache_name
+    from dicetower.vision.training.reader_data import D6_DATASETS, build_cache, cache_name
 
     _real_like_datasets(tmp_path / "datasets")
     entry = next(iter(read_manifest(tmp_path / "datasets" / "byler-d6")))
@@ -473,7 +442,7 @@ def test_training_refuses_unusable_errata_before_any_work(tmp_path, make: bool, 
 
 def test_oblique_cache_holds_labelled_contexts_of_rendered_dice_and_is_reused(tmp_path) -> None:
     from dicetower.vision.pips import INPUT
-    from dicetower.vision.training.reader import CTX, OBLIQUE_GROUP, build_oblique_cache
+    from dicetower.vision.training.reader_data import CTX, OBLIQUE_GROUP, build_oblique_cache
 
     out = tmp_path / "oblique.npz"
     data = build_oblique_cache(out, 12, seed=3)

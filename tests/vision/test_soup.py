@@ -6,7 +6,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from dicetower.vision.training.reader import make_model  # noqa: E402
+from dicetower.vision.training.reader_nets import make_model  # noqa: E402
 from dicetower.vision.training.soup import MAX_INGREDIENTS, main, soup  # noqa: E402
 
 
@@ -46,9 +46,9 @@ def test_a_soup_of_one_reader_with_itself_reads_as_that_reader() -> None:
 
 
 def test_a_soup_refuses_other_networks_and_odd_counts() -> None:
-    v3s, v4d = _states(1)[0], _states(1, "v4d")[0]
+    v3s, v3 = _states(1)[0], _states(1, "v3")[0]
     with pytest.raises(ValueError, match="another network"):
-        soup([v3s, v4d])
+        soup([v3s, v3])
     with pytest.raises(ValueError, match="2 to"):
         soup([v3s])
     with pytest.raises(ValueError, match="2 to"):
@@ -93,7 +93,7 @@ def test_the_command_refuses_files_that_are_not_readers_of_its_arch(tmp_path, ca
     for bad, arch, says in (
         (garbage, "v3s", "not a reader state"),
         (a_list, "v3s", "not a state dict of tensors"),
-        (good, "v4d", "not a v4d reader"),
+        (good, "v3", "not a v3 reader"),
     ):
         with pytest.raises(SystemExit):
             main(["--arch", arch, "--out", str(out), str(good), str(bad)])

@@ -4,7 +4,7 @@ Why: phone and webcam photos (``epanemu-dice3``, ``matteop65-d6-wood``) see dice
 side. The top face, the one the label names, is then foreshortened into the upper part of the
 die's outline, while a side face turned to the camera is larger and nearer square-on. A reader
 that has seen few such dice reads the big front face (a 1 on top read as the 2 facing the
-camera: BENCHMARKS.md, session 20). :mod:`.render` draws dice from above only; this draws the
+camera: BENCHMARKS.md). :mod:`.render` draws dice from above only; this draws the
 whole cube, so training can show the top face in every foreshortening with side faces that
 are a real die's neighbours of it (opposite faces sum to seven).
 

@@ -7,7 +7,7 @@ on each goes into an errata file (:mod:`dicetower.vision.errata`) that ``dicetow
 --errata`` and the trainers can use.
 
 What it does: every labelled d6 of the folder (all splits, or ``--split``) is cut out at its
-*labelled* box, as training cuts it (:func:`~dicetower.vision.training.reader.training_box`: a
+*labelled* box, as training cuts it (:func:`~dicetower.vision.training.reader_data.training_box`: a
 no-box photo's one die is found, matteop65's pip-area boxes are enlarged), and read by the
 shipped reader (or ``--models``). A die whose most likely face is not its label, with
 probability at least ``--min-confidence``, is listed, with a contact sheet of zoomed crops
@@ -21,7 +21,7 @@ wrong. Report scores against the published labels first, and against the errata 
 Run::
 
     .venv/bin/python -m dicetower.vision.training.audit_labels ../shared/datasets/byler-d6 \\
-        --sheet /tmp/byler_audit.png --errata vision/training/errata
+        --sheet byler_audit.png --errata vision/training/errata
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from ..errata import ErrataError, errata_for
 from ..imageio import ImageError, load_image
 from ..manifest import read_manifest
 from ..pips import D6Reader, ReaderModelError
-from .reader import training_box
-from .splits import SPLITS, split_of
+from ..splits import SPLITS, split_of
+from .reader_data import training_box
 
 __all__ = ["Disagreement", "contact_sheet", "disagreements", "main"]
 

@@ -2,13 +2,13 @@
 
 Why: a candidate detector or reader is kept only if a rule written before it was trained says so
 (BENCHMARKS.md). Those rules speak of sums over the four d6 datasets and of the d6 faces read on
-photos of d20s. Sessions 13 and 14 added them up by hand from five ``dicetower eval`` runs per
-candidate. This runs the same scoring (:func:`~dicetower.vision.evaluate.evaluate_folder` with
-:func:`~dicetower.vision.reader.frame_reader_for`) and prints the table once.
+photos of d20s, which five ``dicetower eval`` runs per candidate would leave to add up by hand.
+This runs the same scoring (:func:`~dicetower.vision.evaluate.evaluate_folder` with
+:func:`~dicetower.vision.reader.open_reader`) and prints the table once.
 
 Run::
 
-    .venv/bin/python -m dicetower.vision.training.compare_models shipped /tmp/detE /tmp/detF --split val
+    .venv/bin/python -m dicetower.vision.training.compare_models shipped runs/det_a runs/det_b --split val
 
 ``shipped`` names the models in the repo; any other name is a folder as ``dicetower eval
 --models`` takes it. The d6 datasets are scored with ``--kinds d6``, and the d20 photos
@@ -23,7 +23,7 @@ dice, so "+7 right" alone does not say whether a candidate is better or drew eas
 
 ``--zero-thresholds`` reads with every face threshold at zero, so each located die is taken at
 its most likely face: the most a reader's network and detector can get right, which no choice
-of thresholds can pass (BENCHMARKS.md, session 17: byler's ceiling).
+of thresholds can pass (BENCHMARKS.md: byler's ceiling).
 """
 
 from __future__ import annotations
@@ -36,13 +36,14 @@ from typing import Any
 
 from ..detector import DetectorError
 from ..errata import ErrataError, errata_for
-from ..evaluate import EvalError, FolderReport, Outcome, ReadFn, evaluate_folder, select_entries
+from ..evaluate import EvalError, FolderReport, Outcome, evaluate_folder, select_entries
 from ..intervals import sum_interval
 from ..manifest import ManifestError
 from ..pips import ReaderModelError
-from ..reader import FrameReader, frame_reader_for
-from .reader import D6_DATASETS, OTHER_DICE
-from .splits import SPLITS
+from ..reader import FrameReader, open_reader
+from ..reading import DiceReader, Reading
+from ..splits import SPLITS
+from .reader_data import D6_DATASETS, OTHER_DICE
 
 __all__ = ["SHIPPED", "compare", "main", "paired_change", "score", "score_report"]
 
@@ -51,35 +52,39 @@ SHIPPED = "shipped"
 COUNTS = ("correct", "wrong", "rejected", "missed", "false_positives", "false_positives_read")
 
 
-def _reader(models: str, zero_thresholds: bool = False) -> ReadFn:
-    frame_reader = FrameReader() if models == SHIPPED else frame_reader_for(models)
-    if not zero_thresholds:
-        return lambda frame, reference: frame_reader.read(frame, reference)
+class _AtZero:
+    """A frame reader read with every face threshold at zero (``--zero-thresholds``)."""
 
-    def read_at_zero(frame: Any, reference: Any) -> Any:
-        with frame_reader.faces.thresholds_at_zero():  # one rule for "no threshold", calibrate's too
-            return frame_reader.read(frame, reference)
+    def __init__(self, reader: FrameReader) -> None:
+        self._reader = reader
 
-    return read_at_zero
+    def read(self, frame: Any, reference: Any = None, tray: Any = None) -> Reading:
+        with self._reader.faces.thresholds_at_zero():  # one rule for "no threshold", calibrate's too
+            return self._reader.read(frame, reference, tray)
+
+
+def _reader(models: str, zero_thresholds: bool = False) -> DiceReader:
+    reader = open_reader(None if models == SHIPPED else models)
+    return _AtZero(reader) if zero_thresholds else reader
 
 
 def score_report(
-    folder: Path, read: ReadFn, split: str | None, kinds: Sequence[str], errata_dir: Path | None = None
+    folder: Path, reader: DiceReader, split: str | None, kinds: Sequence[str], errata_dir: Path | None = None
 ) -> FolderReport:
-    """One folder scored for ``read``, as ``dicetower eval`` scores it."""
+    """One folder scored for ``reader``, as ``dicetower eval`` scores it."""
     errata = errata_for(folder, errata_dir) if errata_dir is not None else []
     entries = select_entries(folder, split=split, kinds=kinds, errata=errata)
     report = FolderReport(folder.resolve().name)
-    for result in evaluate_folder(folder, read, entries=entries):
+    for result in evaluate_folder(folder, reader, entries=entries):
         report.add(result)
     return report
 
 
 def score(
-    folder: Path, read: ReadFn, split: str | None, kinds: Sequence[str], errata_dir: Path | None = None
+    folder: Path, reader: DiceReader, split: str | None, kinds: Sequence[str], errata_dir: Path | None = None
 ) -> dict[str, Any]:
-    """One folder's ``dicetower eval --json`` object for ``read``."""
-    return score_report(folder, read, split, kinds, errata_dir).to_json()
+    """One folder's ``dicetower eval --json`` object for ``reader``."""
+    return score_report(folder, reader, split, kinds, errata_dir).to_json()
 
 
 def paired_change(before: dict[str, FolderReport], after: dict[str, FolderReport]) -> dict[str, Any]:
@@ -105,20 +110,20 @@ def paired_change(before: dict[str, FolderReport], after: dict[str, FolderReport
 
 
 def compare(
-    candidates: Sequence[str],
+    models: Sequence[str],
     datasets: Path,
     split: str | None,
     errata_dir: Path | None = None,
     *,
     zero_thresholds: bool = False,
 ) -> list[dict[str, Any]]:
-    """Per candidate: its reports per dataset present, the d6 sums, and the d6 faces on d20 photos."""
+    """Per set of models: its reports per dataset present, the d6 sums, and the d6 faces on d20 photos."""
     out = []
     first: dict[str, FolderReport] | None = None
-    for name in candidates:
-        read = _reader(name, zero_thresholds)
+    for name in models:
+        reader = _reader(name, zero_thresholds)
         scored = {
-            d: score_report(datasets / d, read, split, ("d6",), errata_dir)
+            d: score_report(datasets / d, reader, split, ("d6",), errata_dir)
             for d in D6_DATASETS
             if (datasets / d).is_dir()
         }
@@ -127,7 +132,7 @@ def compare(
         row: dict[str, Any] = {"models": name, "datasets": reports, "d6_sum": sums, "d20_d6_faces": None}
         row["vs_first"] = None if first is None else paired_change(first, scored)
         first = scored if first is None else first
-        others = [score(datasets / d, read, split, ("d20",)) for d in OTHER_DICE if (datasets / d).is_dir()]
+        others = [score(datasets / d, reader, split, ("d20",)) for d in OTHER_DICE if (datasets / d).is_dir()]
         if others:
             row["d20_d6_faces"] = sum(r["wrong"] + r["false_positives_read"] for r in others)
         out.append(row)

@@ -24,16 +24,18 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 from dicetower.vision.detector import INPUT_SIZE, STRIDE
-from dicetower.vision.manifest import read_manifest
-from dicetower.vision.training.onnx_weights import onnx_initializers
-from dicetower.vision.training.splits import split_of
+from dicetower.vision.manifest import ManifestEntry, read_manifest
+from dicetower.vision.splits import split_of
+from dicetower.vision.training.onnx_weights import unfolded_state
 
 __all__ = [
     "CACHE_PATH",
@@ -46,13 +48,14 @@ __all__ = [
     "make_batch",
     "new_card",
     "previous_card",
+    "split_photos",
     "state_from_onnx",
     "tight_box_of_single_die",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASETS_DIR = ROOT / ".." / "shared" / "datasets"
-CACHE_PATH = Path("/tmp/dicetower_detector_cache.npz")
+CACHE_PATH = Path(tempfile.gettempdir()) / "dicetower_detector_cache.npz"
 MODEL_PATH = ROOT / "vision" / "models" / "detector.onnx"
 
 #: The real d6 datasets the detector learns from, with the sampling weight of each.
@@ -66,8 +69,8 @@ DATASETS = {
 MATTEO_BODY_SCALE = 1.4
 #: Photos are cached with their longest side at most this (the model sees <= 384 px).
 CACHE_SIDE = 448
-#: The square a new card tells the runtime to use: the detector has run at 320 px since
-#: session 3 (BENCHMARKS.md: as good end to end on val as 384, fewer false alarms, 0.64x time).
+#: The square a new card tells the runtime to use: 320 px (BENCHMARKS.md: as good end to end on
+#: val as 384, fewer false alarms, 0.64x time).
 RUN_SIZE = 320
 
 
@@ -101,16 +104,21 @@ def tight_box_of_single_die(image: np.ndarray) -> tuple[float, float, float, flo
     return fallback
 
 
-def _load_dataset(name: str, split: str) -> list[Sample]:
-    out: list[Sample] = []
+def split_photos(name: str, split: str) -> Iterator[tuple[str, ManifestEntry, np.ndarray]]:
+    """``(relative path, entry, BGR photo)`` of each readable photo of dataset ``name`` in ``split``."""
     folder = DATASETS_DIR / name
     for entry in read_manifest(folder):
         rel = entry.image.relative_to(folder.resolve()).as_posix()
         if split_of(name, rel) != split:
             continue
         image = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
-        if image is None:
-            continue
+        if image is not None:
+            yield rel, entry, image
+
+
+def _load_dataset(name: str, split: str) -> list[Sample]:
+    out: list[Sample] = []
+    for _rel, entry, image in split_photos(name, split):
         h, w = image.shape[:2]
         boxes = []
         for die in entry.dice:
@@ -367,12 +375,12 @@ def export_onnx(model, path: Path = MODEL_PATH) -> None:
 def state_from_onnx(path: Path, batch: np.ndarray) -> dict:
     """A torch state dict of :func:`build_model` that computes what the exported ``path`` computes.
 
-    Why: training checkpoints live in ``/tmp`` and are gone on a fresh machine, while the
-    shipped ONNX file is in the repo, so ``--resume`` takes it to train the shipped detector on.
-    The export folds each batch norm into the convolution before it (a weight and a
-    ``weight_bias``). Unfolding sets each norm's running mean and variance to the statistics of
-    that convolution's output on ``batch`` (images as :func:`make_batch` gives them), its scale
-    to the spread and its shift to mean plus folded bias: in eval mode the net is then the file
+    So ``--resume`` can train on the shipped detector from a fresh machine (the file is in the
+    repo; training checkpoints are not). The file's weights come back through
+    :func:`~dicetower.vision.training.onnx_weights.unfolded_state`, each batch norm the identity
+    plus its folded bias; then each norm's running mean and variance are set to the statistics of
+    its convolution's output on ``batch`` (images as :func:`make_batch` gives them), its scale to
+    the spread and its shift to mean plus folded bias: in eval mode the net is then the file
     exactly (whatever the statistics), and in train mode, where a norm divides by the batch's own
     statistics, it starts close to the file instead of from a norm that rescales everything.
     Raises ``ValueError`` when the file's tensors do not fit the model.
@@ -380,29 +388,16 @@ def state_from_onnx(path: Path, batch: np.ndarray) -> dict:
     import torch
     from torch import nn
 
-    tensors = onnx_initializers(path)
     model = build_model()
-    pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d, np.ndarray]] = []
-    last_conv: tuple[str, nn.Conv2d] | None = None
+    model.load_state_dict(unfolded_state(model, path))
+    pairs: list[tuple[nn.Conv2d, nn.BatchNorm2d, torch.Tensor]] = []
+    last_conv: nn.Conv2d | None = None
+    for module in model.modules():
+        if isinstance(module, nn.Conv2d):
+            last_conv = module
+        elif isinstance(module, nn.BatchNorm2d) and last_conv is not None:
+            pairs.append((last_conv, module, module.bias.detach().clone()))  # the folded bias
     with torch.no_grad():
-        for name, module in model.named_modules():
-            if isinstance(module, nn.Conv2d):
-                weight = tensors.get(name + ".weight")
-                if weight is None or tuple(weight.shape) != tuple(module.weight.shape):
-                    raise ValueError(f"{path}: no tensor {name}.weight of shape {tuple(module.weight.shape)}")
-                module.weight.copy_(torch.from_numpy(np.array(weight, np.float32)))
-                if module.bias is not None:
-                    module.bias.copy_(torch.from_numpy(np.array(tensors[name + ".bias"], np.float32)))
-                last_conv = (name, module)
-            elif isinstance(module, nn.BatchNorm2d):
-                if last_conv is None or last_conv[0] + ".weight_bias" not in tensors:
-                    raise ValueError(f"{path}: no folded bias for the norm {name}")
-                bias = np.array(tensors[last_conv[0] + ".weight_bias"], np.float32)
-                module.weight.fill_(1.0)
-                module.bias.copy_(torch.from_numpy(bias))
-                module.running_mean.zero_()
-                module.running_var.fill_(1.0 - module.eps)
-                pairs.append((last_conv[1], module, bias))
         stats: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
 
         def keep(index: int):
@@ -421,7 +416,7 @@ def state_from_onnx(path: Path, batch: np.ndarray) -> dict:
             norm.running_mean.copy_(mean)
             norm.running_var.copy_(var)
             norm.weight.copy_(torch.sqrt(var + norm.eps))
-            norm.bias.copy_(mean + torch.from_numpy(bias))
+            norm.bias.copy_(mean + bias)
     return model.state_dict()
 
 
@@ -453,7 +448,7 @@ def new_card(run: dict, run_at: int, params: int, previous: dict | None) -> dict
         "input_size": run_at,
         "stride": STRIDE,
         "outputs": "1x5xHxW: centre logit, dx, dy, log(w/stride), log(h/stride)",
-        "split": "dicetower.vision.training.splits.split_of",
+        "split": "dicetower.vision.splits.split_of",
         "params": params,
         "this_run": run,
     }
@@ -486,7 +481,7 @@ def main(argv: list[str] | None = None) -> int:
         default=RUN_SIZE,
         help="input square the card tells the runtime to use (default %(default)s; trained at --size crops)",
     )
-    ap.add_argument("--ckpt", type=Path, default=Path("/tmp/dicetower_detector.pt"))
+    ap.add_argument("--ckpt", type=Path, default=Path(tempfile.gettempdir()) / "dicetower_detector.pt")
     ap.add_argument("--export-only", action="store_true", help="export --resume's weights and stop")
     args = ap.parse_args(argv)
     if args.run_at < 32 or args.run_at % 32:

@@ -24,14 +24,11 @@ import cv2
 import numpy as np
 from dicetower.vision.detector import MODEL_PATH, DieDetector
 from dicetower.vision.locate import locate_dice
-from dicetower.vision.manifest import read_manifest
-from dicetower.vision.training.splits import split_of
+from dicetower.vision.training.detector import MATTEO_BODY_SCALE, split_photos
 
 __all__ = ["DEFAULT_DATASETS", "evaluate", "main", "match"]
 
-DATASETS_DIR = Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets"
 DEFAULT_DATASETS = ("byler-d6", "epanemu-dice3", "matteop65-d6-wood", "tomitomi3-gray-d6", "rsandrini-d20")
-MATTEO_BODY_SCALE = 1.4
 
 
 def match(labels: list[tuple[float, float, float]], dets: list[tuple[float, float]]) -> int:
@@ -54,18 +51,11 @@ def match(labels: list[tuple[float, float, float]], dets: list[tuple[float, floa
 def evaluate(
     name: str, split: str, detector: DieDetector, limit: int = 100_000, failures: list | None = None
 ) -> dict[str, float]:
-    folder = DATASETS_DIR / name
     n_lab = n_det = n_match = photos = 0
     times = []
-    for entry in read_manifest(folder):
-        rel = entry.image.relative_to(folder.resolve()).as_posix()
-        if split_of(name, rel) != split:
-            continue
+    for rel, entry, image in split_photos(name, split):
         if photos >= limit:
             break
-        image = cv2.imread(str(entry.image), cv2.IMREAD_COLOR)
-        if image is None:
-            continue
         h, w = image.shape[:2]
         labels = []
         for die in entry.dice:

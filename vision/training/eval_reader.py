@@ -5,11 +5,12 @@ Run::
     .venv/bin/python -m dicetower.vision.training.eval_reader --split val --mode gt
     .venv/bin/python -m dicetower.vision.training.eval_reader --split test --mode e2e
     .venv/bin/python -m dicetower.vision.training.eval_reader --split val --mode e2e \
-        --model-dir /tmp/reader --detector-input 384      # compare models and detector sizes on val
+        --model-dir runs/reader --detector-input 384      # compare models and detector sizes on val
 
 ``gt`` hands the reader the labelled boxes (matteop65's pip-area boxes enlarged to the die, the
 whole-photo tomitomi3 die located as in training), so it measures the face reader alone; ``e2e``
-runs the detector too (:func:`read_frame`) and matches by centre like ``dicetower eval``.
+runs the detector too (:meth:`~dicetower.vision.reader.FrameReader.read`) and matches by centre
+like ``dicetower eval``.
 Per dataset it prints correct / confidently wrong / rejected / missed shares of the labelled
 dice, the per-face reject-rate ratio (rates floored at 1 %, as eval does) and the read time.
 """
@@ -32,16 +33,16 @@ from ..evaluate import REJECT_RATE_FLOOR, Outcome, score_photo, select_entries
 from ..imageio import ImageError, load_image_info
 from ..locate import DieCandidate, locate_dice
 from ..reader import FrameReader
-from .reader import D6_DATASETS, _tomitomi_box, enlarged_box
+from .reader_data import D6_DATASETS, enlarged_box, tomitomi_box
 
 __all__ = ["evaluate_dataset", "main", "speed"]
 
 
-def _gt_candidates(dataset: str, entry: Any, frame: np.ndarray, scale: float) -> list[DieCandidate]:
+def gt_candidates(dataset: str, entry: Any, frame: np.ndarray, scale: float) -> list[DieCandidate]:
     out = []
     for d in entry.dice:
         if d.box is None:
-            box = _tomitomi_box(frame)
+            box = tomitomi_box(frame)
         else:
             box = enlarged_box(dataset, tuple(v * scale for v in d.box), d.face)
         out.append(DieCandidate(box=tuple(float(v) for v in box)))  # type: ignore[arg-type]
@@ -70,7 +71,7 @@ def evaluate_dataset(
             continue
         t0 = time.perf_counter()
         if mode == "gt":
-            cands = _gt_candidates(name, entry, info.frame, info.scale)
+            cands = gt_candidates(name, entry, info.frame, info.scale)
             dice, _t = reader.read_candidates(info.frame, cands)
             # Score by box: each candidate is its label's own box. The frame reader drops a
             # candidate it is sure is no die, so a labelled die can come back as nothing: missed.
@@ -130,7 +131,7 @@ def speed(reader: FrameReader, folder: Path, repeats: int = 30) -> dict[str, flo
     entries = select_entries(folder, kinds=["d6"])
     entry = max(entries, key=lambda e: len(e.dice))
     info = load_image_info(entry.image)
-    cands = _gt_candidates(folder.name, entry, info.frame, info.scale)
+    cands = gt_candidates(folder.name, entry, info.frame, info.scale)
     runs, cpu = [], []
     for _ in range(max(1, min(repeats, 1000))):
         c0 = time.process_time()

@@ -12,7 +12,7 @@ confidence (``right at <=0/1/2/4 wrong``).
 
 Why the last figure: two readers calibrated on the same val split can differ only in where their
 thresholds fell. Counting right answers at an equal number of wrong ones compares how well each
-ranks its answers, whatever the thresholds (BENCHMARKS.md, session 7).
+ranks its answers, whatever the thresholds.
 
 ``--reject-rates 0,0.02,0.05,0.1`` also prints, per reader, what the trainer's calibration would
 accept at each reject rate r: thresholds made as the trainer makes them
@@ -20,7 +20,7 @@ accept at each reject rate r: thresholds made as the trainer makes them
 dataset read, tomitomi3 included as in training), then right / wrong / rejected per dataset.
 Why: one set of thresholds serves every dataset, and the trainer picks r by a cost that the
 dataset with the most confidently wrong answers dominates; this shows what that r costs the
-others (BENCHMARKS.md, session 16).
+others.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from ..evaluate import select_entries
 from ..imageio import load_image_info
 from ..pips import D6Reader
 from ..thresholds import outcome_counts, thresholds_at
-from .eval_reader import _gt_candidates
-from .reader import D6_DATASETS
+from .eval_reader import gt_candidates
+from .reader_data import D6_DATASETS
 
 __all__ = ["Answers", "main", "outcomes_at", "read_labelled", "right_before_wrong"]
 
@@ -77,7 +77,7 @@ def read_labelled(reader: D6Reader, folder: Path, split: str) -> Answers:
     accepted: list[int] = []
     for entry in select_entries(folder, split=split, kinds=["d6"]):
         info = load_image_info(entry.image)
-        cands = _gt_candidates(folder.name, entry, info.frame, info.scale)
+        cands = gt_candidates(folder.name, entry, info.frame, info.scale)
         crops = reader.crops(info.frame, [c.box for c in cands])
         p = reader.probabilities(crops)
         for die, row, crop in zip(entry.dice, p, crops, strict=True):

@@ -1,6 +1,6 @@
 """How much of a per-face reject-rate ratio is chance, at a split's own face counts.
 
-Why: issue 3 asks for a per-face reject-rate ratio (max/min, rates floored at 1 %) of at most
+Why: the project asks for a per-face reject-rate ratio (max/min, rates floored at 1 %) of at most
 1.5, because a reader that rejects 6s more often than 1s biases every roll. But a test split
 holds 30-45 dice per face, and there one rejected die is a 2-3 % rate, already over 1.5x the
 1 % floor. So before reading a ratio as bias, ask what an *unbiased* reader would score: one
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=("train", "val", "test"), default=None)
     ap.add_argument("--kinds", default="d6", help="comma-separated die kinds kept (default d6)")
     ap.add_argument("--rates", default="0.01,0.02,0.05,0.10", help="overall reject rates to simulate")
-    ap.add_argument("--limit", type=float, default=1.5, help="the ratio line (issue 3: 1.5)")
+    ap.add_argument("--limit", type=float, default=1.5, help="the ratio line (default: the project's 1.5)")
     ap.add_argument("--bias", type=float, default=2.0, help="the biased reader's factor on one face")
     ap.add_argument("--trials", type=int, default=TRIALS)
     ap.add_argument("--seed", type=int, default=0)

@@ -2,11 +2,11 @@
 
 Why: ``--synth-oblique`` teaches the reader the top face of an oblique die; this says whether a
 reader has learnt what the renderer draws, on renders no training cache holds (seeds from
-``--seed-base``, far from :func:`~dicetower.vision.training.reader.build_oblique_cache`'s). It is
+``--seed-base``, far from :func:`~dicetower.vision.training.reader_data.build_oblique_cache`'s). It is
 a check of the renderer and the training, never evidence of accuracy: real photos are
 (``dicetower eval``)::
 
-    .venv/bin/python -m dicetower.vision.training.read_renders shipped vision/training/candidates/s21
+    .venv/bin/python -m dicetower.vision.training.read_renders shipped runs/reader
 
 Each reader reads each die's crop as the runtime cuts it from the label's box; a die is right,
 wrong (another face) or not read.

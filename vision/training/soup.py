@@ -3,25 +3,21 @@
 Why: readers fine-tuned from the same state with different seeds or augmentations tend to stay
 in one basin of the loss, and then the mean of their weights can read much as an ensemble of
 them would ("model soups", Wortsman et al. 2022) at one network's cost per crop, where running
-each network costs that many times the reader's time. Measured here (BENCHMARKS.md, "Session
-19"): the soup of R4b and the two 75-minute runs started from it read more val dice than any of
-the three and ships; soups across R4a and R4b (siblings from R3, not from each other) read more
-dice but more of them wrong, and a five-reader soup read fewer.
+each network costs that many times the reader's time. Measured on val (BENCHMARKS.md): a soup of
+one reader and two runs fine-tuned from it reads more dice than any of the three; soups of
+readers fine-tuned from a common ancestor but not from each other read more dice but more of
+them wrong, and a five-reader soup reads fewer. The shipped reader is such a three-reader soup
+(its card, ``vision/models/d6_reader.json``, names the ingredients and the calibration flags).
 
 Every floating tensor is averaged, batch-norm running statistics included; integer counters are
 taken from the first ingredient. Ingredients are training states (``.pt``) of one ``--arch``, or
 all exported readers (``.onnx``, whose batch norms are folded: a different soup); never a mix.
 The soup is a state dict to give the trainer's ``--calibrate-only --init``, which chooses its
 thresholds and exports it. ``--arch detector`` averages the detector trainer's checkpoints instead
-(``.pt`` only), for its ``--export-only --resume SOUP.pt --out DIR/detector.onnx``; session 20's two
-detector soups read no more val dice than the shipped detector (BENCHMARKS.md).
-
-The shipped reader (its ingredients are machine-local states; the calibration flags are R4b's,
-``vision/training/reader.py``'s docstring)::
+(``.pt`` only), for its ``--export-only --resume SOUP.pt --out DIR/detector.onnx``. Run::
 
     .venv/bin/python -m dicetower.vision.training.soup --arch v3s \\
-        --out /tmp/dicetower-reader/model_s19_S3.pt /tmp/dicetower-reader/model_s17_R4b.pt \\
-        /tmp/dicetower-reader/model_s19_MB.pt /tmp/dicetower-reader/model_s19_MC.pt
+        --out runs/soup.pt runs/reader_a.pt runs/reader_b.pt runs/reader_c.pt
 """
 
 from __future__ import annotations
@@ -31,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .reader import ARCHS, load_state, make_model
+from .reader_nets import ARCHS, load_state, make_model
 
 __all__ = ["DETECTOR", "MAX_INGREDIENTS", "differs", "main", "soup"]
 
@@ -71,8 +67,8 @@ def soup(states: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in first.items():
         if value.dtype.is_floating_point:
-            # Summed in the given order in the tensors' own precision, as session 19's soup was
-            # made, so the documented command gives back the shipped file bit for bit.
+            # Summed in the given order in the tensors' own precision, so the same ingredients in
+            # the same order give back the same soup bit for bit.
             out[key] = sum(s[key] for s in states) / len(states)
         else:
             out[key] = value.clone()
