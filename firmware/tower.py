@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 import cv2
 import numpy as np
 
-from ..rules.source import DiceRequest, DieSlot, Role
-from ..vision.reading import Reading, ReadStatus
+from ..rules.source import DiceRequest, DieSlot
+from ..vision.reading import Reading
 from .calibration import REFERENCE_FRAMES, Calibration
 from .cameras import CameraBackend, open_camera
 from .clock import Clock, RealClock, VirtualClock, mock_factory
@@ -50,6 +50,8 @@ from .errors import (
     ThrowFailedError,
     TrayKindError,
 )
+from .matching import NoDieForSlot, match_slots, needs_role_die, plan_rounds, reading_problem, slot_json
+from .motion import MOTION_LEVEL, MOTION_SHARE, moved, thumbnail
 from .panel import Panel, TowerState
 from .records import FailureReason, Retry, SlotAnswer, ThrowRecord
 from .shaker import Shaker, ShakerLimits
@@ -71,37 +73,14 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: A pixel changed when its grey level moved more than this between two frames.
-MOTION_LEVEL = 24
-#: Two frames differ (the dice moved) when more than this share of their pixels changed.
-MOTION_SHARE = 0.002
-#: Side of the grey thumbnails frames are compared at (cheap, and deaf to sensor noise).
-MOTION_SIDE = 160
 #: A frame whose mean grey level is under this is black (lens cap, dead sensor, lights off).
 BLACK_MEAN = 8.0
 #: Hard bound on frames one settle may take, whatever the clock does.
 MAX_SETTLE_FRAMES = 600
 #: JPEG quality of the saved photos.
 JPEG_QUALITY = 90
-#: A request thrown in more rounds than this is refused before anything moves.
-MAX_ROUNDS = 200
 
 Listener = Callable[[TowerState, str], None]
-
-
-def _thumb(frame: np.ndarray) -> np.ndarray:
-    h, w = frame.shape[:2]
-    f = MOTION_SIDE / max(h, w)
-    grey = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY) if frame.ndim == 3 else frame
-    return cv2.resize(grey, (max(1, round(w * f)), max(1, round(h * f))), interpolation=cv2.INTER_AREA)
-
-
-def moved(a: np.ndarray, b: np.ndarray) -> bool:
-    """Did anything move between frames ``a`` and ``b`` (thumbnails from :func:`_thumb`)?"""
-    if a.shape != b.shape:
-        return True
-    changed = np.count_nonzero(cv2.absdiff(a, b) > MOTION_LEVEL)
-    return changed > MOTION_SHARE * a.size
 
 
 @dataclass
@@ -111,78 +90,6 @@ class TowerAnswer:
     faces: list[int]
     records: list[ThrowRecord] = field(default_factory=list)
     answers: list[SlotAnswer] = field(default_factory=list)
-
-
-def _needs_role_die(slot: DieSlot) -> bool:
-    return slot.role is not Role.PLAIN
-
-
-def plan_rounds(slots: Sequence[DieSlot], tray: Sequence[TrayDie]) -> list[list[DieSlot]]:
-    """Split a request's slots into throws, from kinds and roles only (never from faces).
-
-    A slot with a role the tray has a die for (wild, tens, units) takes that die, one such
-    slot per throw. Every other slot takes a die of its kind among the plain dice, and among
-    role dice whose role the request does not ask for at all (a 5d6 uses the red wild die
-    too when nothing is wild). A kind short of dice is thrown in rounds. A wild slot with
-    no wild die, or a kind the tray lacks, is refused with :class:`TrayKindError`.
-    """
-    requested_roles = {s.role.value for s in slots if _needs_role_die(s)}
-    role_dice = {d.role: d for d in tray if d.role != "plain"}
-    capacity: dict[str, int] = {}
-    for d in tray:
-        if d.role == "plain" or d.role not in requested_roles:
-            capacity[d.kind] = capacity.get(d.kind, 0) + 1
-    held = ", ".join(f"{n} {k}" for k, n in sorted(capacity.items())) or "nothing"
-    for s in slots:
-        role = s.role.value
-        if role in role_dice:
-            if role_dice[role].kind != s.die:
-                raise TrayKindError(
-                    f"{s.label or 'slot ' + str(s.slot)} wants a {s.die} as the {role} die; "
-                    f"the tray's {role} die is a {role_dice[role]}"
-                )
-            continue
-        if s.role is Role.WILD:
-            raise TrayKindError(
-                "the roll needs a wild die; the tray has none (config [dice] wild = 'red d6')"
-            )
-        if capacity.get(s.die, 0) == 0:
-            raise TrayKindError(f"the roll needs a {s.die}; the tray holds {held}")
-    rounds: list[list[DieSlot]] = []
-    pending = list(slots)
-    while pending:
-        if len(rounds) >= MAX_ROUNDS:
-            raise TrayKindError(f"the roll needs more than {MAX_ROUNDS} throws of this tray; load more dice")
-        left = dict(capacity)
-        free_roles = set(role_dice)
-        this, later = [], []
-        for s in pending:
-            role = s.role.value
-            if role in role_dice:
-                if role in free_roles:
-                    free_roles.discard(role)
-                    this.append(s)
-                else:
-                    later.append(s)
-            elif left.get(s.die, 0) > 0:
-                left[s.die] -= 1
-                this.append(s)
-            else:
-                later.append(s)
-        rounds.append(this)
-        pending = later
-    return rounds
-
-
-def _slot_json(s: DieSlot) -> dict[str, Any]:
-    return {
-        "slot": s.slot,
-        "die": s.die,
-        "role": s.role.value,
-        "purpose": s.purpose.value,
-        "of_slot": s.of_slot,
-        "label": s.label,
-    }
 
 
 class _Failed(Exception):
@@ -374,7 +281,7 @@ class Tower:
             for i, part in enumerate(rounds, 1):
                 record = ThrowRecord(
                     reason=request.reason or ("follow-up" if request.is_follow_up else "throw"),
-                    slots=[_slot_json(s) for s in part],
+                    slots=[slot_json(s) for s in part],
                     round=i,
                     rounds=len(rounds),
                 )
@@ -409,9 +316,9 @@ class Tower:
         c_start = self.camera.ticks()
         cyc = self.config.cycle
         needed_roles = {
-            s.role.value for s in (all_slots if all_slots is not None else slots) if _needs_role_die(s)
+            s.role.value for s in (all_slots if all_slots is not None else slots) if needs_role_die(s)
         }
-        roles_now = {s.role.value for s in slots if _needs_role_die(s)}
+        roles_now = {s.role.value for s in slots if needs_role_die(s)}
         taps_left, reshakes_left = cyc.max_taps, cyc.max_reshakes
         action = "shake"
         try:
@@ -428,10 +335,10 @@ class Tower:
                     self._tap_into(record)
                 frame = self._settle(record)
                 reading = self._read(record, frame)
-                problem = self._problem(reading, roles_now)
+                problem = reading_problem(reading, self.dice, self.config.dice, roles_now)
                 if problem is not None and problem[0] is FailureReason.TRAY_EMPTY:
                     raise _Failed(*problem)
-                if action == "shake" and before is not None and not moved(before, _thumb(frame)):
+                if action == "shake" and before is not None and not moved(before, thumbnail(frame)):
                     if reshakes_left:
                         reshakes_left -= 1
                         record.retries.append(Retry("reshake", "jam: the dice did not move"))
@@ -450,12 +357,15 @@ class Tower:
                 if reshakes_left:
                     reshakes_left -= 1
                     record.retries.append(Retry("reshake", text))
-                    before = _thumb(frame)
+                    before = thumbnail(frame)
                     action = "shake"
                     continue
                 raise _Failed(reason, text)
             t = time.perf_counter()
-            record.answers = self._match(slots, record.reading, needed_roles)
+            try:
+                record.answers = match_slots(slots, record.reading, self.dice, needed_roles)
+            except NoDieForSlot as exc:
+                raise _Failed(FailureReason.DIE_MISSING, str(exc)) from None
             record.add_time("match", (time.perf_counter() - t) * 1000)
         except _Failed as exc:
             self._fail(record, exc.reason, str(exc))
@@ -483,7 +393,7 @@ class Tower:
     def _before(self, record: ThrowRecord) -> np.ndarray:
         """A thumbnail of the tray before the shake: a photo just like it afterwards is a jam."""
         with self.panel.lit():
-            return _thumb(self._frame(record))
+            return thumbnail(self._frame(record))
 
     def _shake_into(self, record: ThrowRecord) -> None:
         cfg = self.config.shaker
@@ -567,7 +477,7 @@ class Tower:
                 if cam.ticks_diff(cam.ticks(), c0) > cyc.settle_timeout_s:
                     break
                 frame = self._frame(record)
-                thumb = _thumb(frame)
+                thumb = thumbnail(frame)
                 if prev is not None:
                     still = 0 if moved(prev, thumb) else still + 1
                 prev = thumb
@@ -602,73 +512,6 @@ class Tower:
         record.add_time("read", (time.perf_counter() - t) * 1000)
         record.reading = reading
         return reading
-
-    def _problem(self, reading: Reading, roles_now: set[str]) -> tuple[FailureReason, str] | None:
-        """What keeps this reading from counting, judged without looking at a single face."""
-        dice = reading.dice
-        if not dice:
-            return FailureReason.TRAY_EMPTY, "the tray is empty: no dice in the photo"
-        loaded = len(self.dice)
-        if len(dice) < loaded:
-            return (
-                FailureReason.DIE_MISSING,
-                f"die missing: {len(dice)} of the {loaded} dice loaded are in the photo",
-            )
-        if len(dice) > loaded:
-            return FailureReason.EXTRA_DIE, f"extra die: {len(dice)} found, {loaded} loaded"
-        unreadable = [d for d in dice if d.status is not ReadStatus.READ or d.face is None]
-        if unreadable:
-            why = ", ".join(sorted({(d.reason.value if d.reason else "unreadable") for d in unreadable}))
-            return FailureReason.UNREADABLE, f"{len(unreadable)} unreadable ({why})"
-        for role in sorted(roles_now):
-            die = self.config.dice.role_die(role)
-            if die is None:
-                continue
-            seen = [d for d in dice if d.colour == die.colour and d.kind == die.kind]
-            if len(seen) != 1:
-                return (
-                    FailureReason.ROLE_DIE_MISSING,
-                    f"the {role} die ({die.colour} {die.kind}) was seen {len(seen)} times, not once",
-                )
-        return None
-
-    def _match(
-        self, slots: Sequence[DieSlot], reading: Reading | None, needed_roles: set[str]
-    ) -> list[SlotAnswer]:
-        """Slots to dice by kind and role; plain slots left to right (never by face)."""
-        if not slots or reading is None:
-            return []
-        dice = reading.dice
-        order = sorted(range(len(dice)), key=lambda i: (dice[i].centre[0], dice[i].centre[1]))
-        used: set[int] = set()
-        out: dict[int, SlotAnswer] = {}
-        role_colour = {d.role: d for d in self.dice if d.role != "plain"}
-        # dice told apart by colour for a role the request asks for are kept for that role
-        reserved = set()
-        for role in needed_roles:
-            die = role_colour.get(role)
-            if die is not None:
-                reserved |= {i for i in order if dice[i].colour == die.colour and dice[i].kind == die.kind}
-        for s in slots:
-            die = role_colour.get(s.role.value) if _needs_role_die(s) else None
-            if die is not None:
-                i = next(
-                    i
-                    for i in order
-                    if i not in used and dice[i].colour == die.colour and dice[i].kind == s.die
-                )
-                used.add(i)
-                out[s.slot] = SlotAnswer.of(s, i, reading)
-        for s in slots:
-            if s.slot in out:
-                continue
-            pool = (i for i in order if i not in used and i not in reserved and dice[i].kind == s.die)
-            i = next(pool, None)
-            if i is None:
-                raise _Failed(FailureReason.DIE_MISSING, f"no {s.die} left in the photo for slot {s.slot}")
-            used.add(i)
-            out[s.slot] = SlotAnswer.of(s, i, reading)
-        return [out[s.slot] for s in slots]
 
 
 def _jpeg(frame: np.ndarray) -> bytes:

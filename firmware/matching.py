@@ -1,0 +1,177 @@
+"""Slots to dice, from kinds, roles and positions only: never from faces.
+
+Why never from faces: a rule that picks which die answers a slot, or which reading counts, by
+looking at what the dice show would bias the results (``docs/tower.md``). Everything here sees
+kinds, colours and places in the photo, and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..rules.source import DieSlot, Role
+from ..vision.reading import Reading, ReadStatus
+from .config import DiceSet, TrayDie
+from .errors import TrayKindError
+from .records import FailureReason, SlotAnswer
+
+__all__ = [
+    "MAX_ROUNDS",
+    "NoDieForSlot",
+    "match_slots",
+    "needs_role_die",
+    "plan_rounds",
+    "reading_problem",
+    "slot_json",
+]
+
+#: A request thrown in more rounds than this is refused before anything moves.
+MAX_ROUNDS = 200
+
+
+class NoDieForSlot(Exception):
+    """No die of the slot's kind is left in the photo (the tower throws again or fails)."""
+
+
+def needs_role_die(slot: DieSlot) -> bool:
+    """Does this slot want a die told apart by its colour (wild, tens, units)?"""
+    return slot.role is not Role.PLAIN
+
+
+def plan_rounds(slots: Sequence[DieSlot], tray: Sequence[TrayDie]) -> list[list[DieSlot]]:
+    """Split a request's slots into throws, from kinds and roles only (never from faces).
+
+    A slot with a role the tray has a die for (wild, tens, units) takes that die, one such
+    slot per throw. Every other slot takes a die of its kind among the plain dice, and among
+    role dice whose role the request does not ask for at all (a 5d6 uses the red wild die
+    too when nothing is wild). A kind short of dice is thrown in rounds. A wild slot with
+    no wild die, or a kind the tray lacks, is refused with :class:`TrayKindError`.
+    """
+    requested_roles = {s.role.value for s in slots if needs_role_die(s)}
+    role_dice = {d.role: d for d in tray if d.role != "plain"}
+    capacity: dict[str, int] = {}
+    for d in tray:
+        if d.role == "plain" or d.role not in requested_roles:
+            capacity[d.kind] = capacity.get(d.kind, 0) + 1
+    held = ", ".join(f"{n} {k}" for k, n in sorted(capacity.items())) or "nothing"
+    for s in slots:
+        role = s.role.value
+        if role in role_dice:
+            if role_dice[role].kind != s.die:
+                raise TrayKindError(
+                    f"{s.label or 'slot ' + str(s.slot)} wants a {s.die} as the {role} die; "
+                    f"the tray's {role} die is a {role_dice[role]}"
+                )
+            continue
+        if s.role is Role.WILD:
+            raise TrayKindError(
+                "the roll needs a wild die; the tray has none (config [dice] wild = 'red d6')"
+            )
+        if capacity.get(s.die, 0) == 0:
+            raise TrayKindError(f"the roll needs a {s.die}; the tray holds {held}")
+    rounds: list[list[DieSlot]] = []
+    pending = list(slots)
+    while pending:
+        if len(rounds) >= MAX_ROUNDS:
+            raise TrayKindError(f"the roll needs more than {MAX_ROUNDS} throws of this tray; load more dice")
+        left = dict(capacity)
+        free_roles = set(role_dice)
+        this, later = [], []
+        for s in pending:
+            role = s.role.value
+            if role in role_dice:
+                if role in free_roles:
+                    free_roles.discard(role)
+                    this.append(s)
+                else:
+                    later.append(s)
+            elif left.get(s.die, 0) > 0:
+                left[s.die] -= 1
+                this.append(s)
+            else:
+                later.append(s)
+        rounds.append(this)
+        pending = later
+    return rounds
+
+
+def slot_json(s: DieSlot) -> dict[str, Any]:
+    """A slot as the throw record writes it."""
+    return {
+        "slot": s.slot,
+        "die": s.die,
+        "role": s.role.value,
+        "purpose": s.purpose.value,
+        "of_slot": s.of_slot,
+        "label": s.label,
+    }
+
+
+def reading_problem(
+    reading: Reading, tray: Sequence[TrayDie], dice_config: DiceSet, roles_now: set[str]
+) -> tuple[FailureReason, str] | None:
+    """What keeps this reading from counting, judged without looking at a single face."""
+    dice = reading.dice
+    if not dice:
+        return FailureReason.TRAY_EMPTY, "the tray is empty: no dice in the photo"
+    loaded = len(tray)
+    if len(dice) < loaded:
+        return (
+            FailureReason.DIE_MISSING,
+            f"die missing: {len(dice)} of the {loaded} dice loaded are in the photo",
+        )
+    if len(dice) > loaded:
+        return FailureReason.EXTRA_DIE, f"extra die: {len(dice)} found, {loaded} loaded"
+    unreadable = [d for d in dice if d.status is not ReadStatus.READ or d.face is None]
+    if unreadable:
+        why = ", ".join(sorted({(d.reason.value if d.reason else "unreadable") for d in unreadable}))
+        return FailureReason.UNREADABLE, f"{len(unreadable)} unreadable ({why})"
+    for role in sorted(roles_now):
+        die = dice_config.role_die(role)
+        if die is None:
+            continue
+        seen = [d for d in dice if d.colour == die.colour and d.kind == die.kind]
+        if len(seen) != 1:
+            return (
+                FailureReason.ROLE_DIE_MISSING,
+                f"the {role} die ({die.colour} {die.kind}) was seen {len(seen)} times, not once",
+            )
+    return None
+
+
+def match_slots(
+    slots: Sequence[DieSlot], reading: Reading | None, tray: Sequence[TrayDie], needed_roles: set[str]
+) -> list[SlotAnswer]:
+    """Slots to dice by kind and role; plain slots left to right (never by face)."""
+    if not slots or reading is None:
+        return []
+    dice = reading.dice
+    order = sorted(range(len(dice)), key=lambda i: (dice[i].centre[0], dice[i].centre[1]))
+    used: set[int] = set()
+    out: dict[int, SlotAnswer] = {}
+    role_colour = {d.role: d for d in tray if d.role != "plain"}
+    # dice told apart by colour for a role the request asks for are kept for that role
+    reserved = set()
+    for role in needed_roles:
+        die = role_colour.get(role)
+        if die is not None:
+            reserved |= {i for i in order if dice[i].colour == die.colour and dice[i].kind == die.kind}
+    for s in slots:
+        die = role_colour.get(s.role.value) if needs_role_die(s) else None
+        if die is not None:
+            i = next(
+                i for i in order if i not in used and dice[i].colour == die.colour and dice[i].kind == s.die
+            )
+            used.add(i)
+            out[s.slot] = SlotAnswer.of(s, i, reading)
+    for s in slots:
+        if s.slot in out:
+            continue
+        pool = (i for i in order if i not in used and i not in reserved and dice[i].kind == s.die)
+        i = next(pool, None)
+        if i is None:
+            raise NoDieForSlot(f"no {s.die} left in the photo for slot {s.slot}")
+        used.add(i)
+        out[s.slot] = SlotAnswer.of(s, i, reading)
+    return [out[s.slot] for s in slots]
