@@ -122,6 +122,8 @@ def test_the_unit_runs_the_tower_as_a_notify_service_with_a_watchdog(service: li
     watchdog = one(service, "WatchdogSec")
     assert re.fullmatch(r"\d+s", watchdog), watchdog
     assert 10 <= int(watchdog[:-1]) <= 120
+    # The default SIGABRT skips the program's handler, the one that turns the solenoid off.
+    assert one(service, "WatchdogSignal") == "SIGTERM"
     assert one(service, "ExecStart") == f"{INSTALLED_PROGRAM} tower run --config /etc/dicetower/config.toml"
 
 
