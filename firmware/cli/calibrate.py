@@ -25,7 +25,7 @@ from ...vision.detector import DetectorError
 from ...vision.pips import ReaderModelError
 from ...vision.thresholds import MAX_REJECT, WRONG_COST
 from ...vision.view import View
-from .eval import _positive, check_labelled_folders
+from .eval import _positive, check_labelled_folders, check_scored
 
 __all__ = ["register", "run"]
 
@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ReaderModelError, DetectorError) as exc:
         raise CalibrationError(str(exc)) from None
     answers = read_answers(reader, args.folders, split=args.split, errata_dir=args.errata, limit=args.limit)
+    check_scored(Path(", ".join(map(str, args.folders))), answers.photos, answers.errors, [])
     view = None if args.view is None else View(args.view)
     current = {str(v): reader.faces.thresholds_for(v) for v in View}  # what each view reads with today
     result = calibrate(

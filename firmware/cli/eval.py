@@ -32,6 +32,7 @@ from ...vision.imageio import ImageError, load_image
 from ...vision.pips import ReaderModelError
 from ...vision.reader import frame_reader_for
 from ...vision.reading import Reading
+from .progress import Progress
 
 __all__ = ["MAX_SAVED_FAILURES", "check_labelled_folders", "reader_from_args", "register", "run"]
 
@@ -113,25 +114,35 @@ def check_labelled_folders(folders: list[Path], errata: Path | None) -> None:
         raise EvalError(f"--errata {errata}: no such folder (it holds <folder name>.jsonl files)")
 
 
+def check_scored(folder: Path, photos: int, errors: int, examples: list[str]) -> None:
+    """Refuse a folder that gave nothing to score: a 0 % table would read as a result."""
+    if photos == 0:
+        raise EvalError(f"{folder}: no photos to score (the manifest is empty, or --split/--kinds left none)")
+    if errors == photos:
+        first = f"; first: {examples[0]}" if examples else ""
+        raise EvalError(f"{folder}: none of its {photos} photos could be read{first}")
+
+
 def run(args: argparse.Namespace) -> int:
     check_labelled_folders(args.folders, args.errata)
     read = reader_from_args(args)
-    progress = sys.stderr.isatty()
     for folder in args.folders:
         name = folder.resolve().name
         errata = errata_for(folder, args.errata) if args.errata is not None else []
         entries = select_entries(folder, split=args.split, limit=args.limit, kinds=args.kinds, errata=errata)
         report = FolderReport(name)
         saved = 0
-        for i, result in enumerate(evaluate_folder(folder, read, entries=entries), 1):
-            report.add(result)
-            if args.save_failures is not None and result.failed and saved < MAX_SAVED_FAILURES:
-                save_failure(args.save_failures / name, result)
-                saved += 1
-            if progress:
-                _progress(sys.stderr, name, i, len(entries))
-        if progress:
-            sys.stderr.write("\r\033[K")
+        progress = Progress(sys.stderr, name, len(entries))
+        try:
+            for i, result in enumerate(evaluate_folder(folder, read, entries=entries), 1):
+                report.add(result)
+                if args.save_failures is not None and result.failed and saved < MAX_SAVED_FAILURES:
+                    save_failure(args.save_failures / name, result)
+                    saved += 1
+                progress.step(i)
+        finally:
+            progress.close()
+        check_scored(folder, report.photos, report.errors, report.error_examples)
         for example in report.error_examples:
             print(f"dicetower: warning: {example}", file=sys.stderr)
         data = report.to_json()
@@ -160,13 +171,6 @@ def reader_from_args(args: argparse.Namespace) -> ReadFn:
         return frame_reader.read(frame, reference)
 
     return read
-
-
-def _progress(out: TextIO, name: str, i: int, n: int) -> None:
-    width = 30
-    done = round(width * i / n) if n else width
-    out.write(f"\r{name} [{'#' * done}{'.' * (width - done)}] {i}/{n}")
-    out.flush()
 
 
 def _pct(x: float) -> str:
