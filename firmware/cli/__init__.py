@@ -40,6 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .output import safe_streams
+
+    safe_streams()  # a terminal that cannot show "→" gets "->", never a lost roll
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -58,7 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # one line for people; the traceback under DICETOWER_DEBUG
         if os.environ.get("DICETOWER_DEBUG"):
             raise
-        pretty = getattr(exc, "pretty", None)
-        message = pretty() if callable(pretty) else str(exc) or type(exc).__name__
-        print(f"dicetower: error: {message}", file=sys.stderr)
+        from ...rules.errors import caret_lines, printable
+
+        print(f"dicetower: error: {printable(str(exc) or type(exc).__name__)}", file=sys.stderr)
+        expression, position = getattr(exc, "expression", None), getattr(exc, "position", None)
+        if isinstance(expression, str) and isinstance(position, int):  # a syntax error: its caret
+            for line in caret_lines(expression, position):
+                print(f"  {line}", file=sys.stderr)
         return 1

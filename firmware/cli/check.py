@@ -15,10 +15,11 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any, NoReturn
 
-from ...rules.errors import FaceError, RuleParameterError
+from ...rules.errors import RuleParameterError
 from ...rules.source import DiceSource, FixedSource, RandomSource
 from ...rules.systems import Check, System, get_system, run_check, system_names
 from ...rules.systems.format import format_probability, format_result
+from ...rules.typed import parse_faces, parse_seed
 
 __all__ = [
     "build_check_parser",
@@ -150,15 +151,6 @@ def build_check_parser(system: System, check: Check, command: str = "check") -> 
     return parser
 
 
-def parse_faces(text: str) -> list[int]:
-    """``6,3,1,4`` or ``6 3 1 4`` as faces."""
-    parts = text.replace(",", " ").split()
-    try:
-        return [int(x) for x in parts]
-    except ValueError:
-        raise FaceError(f"--faces wants whole numbers separated by commas, got {text!r}") from None
-
-
 def parse_check_args(
     args: argparse.Namespace, command: str = "check"
 ) -> tuple[System, Check, dict[str, Any], argparse.Namespace] | str:
@@ -218,7 +210,7 @@ def make_source(ns: argparse.Namespace) -> DiceSource:
     if ns.faces is not None:
         return FixedSource(parse_faces(ns.faces))
     if ns.seed is not None:
-        return RandomSource(int(ns.seed) if ns.seed.lstrip("-").isdigit() else ns.seed)
+        return RandomSource(parse_seed(ns.seed))
     return RandomSource()
 
 
