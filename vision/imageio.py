@@ -56,6 +56,7 @@ __all__ = [
     "MAX_PIXELS",
     "MAX_SIDE",
     "MIN_SIDE",
+    "DamagedImageError",
     "ImageError",
     "LoadedImage",
     "check_frame",
@@ -87,6 +88,14 @@ _REDUCED = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4, 8: cv2
 
 class ImageError(ValueError):
     """A photo or frame that cannot be read; the message names the file (or ``frame``)."""
+
+
+class DamagedImageError(ImageError):
+    """An image whose data is cut short or corrupt (not one that is merely too big or unsupported).
+
+    A camera that hands over such a frame had a failed capture: the tower retries it, and never
+    reads a roll from it.
+    """
 
 
 @dataclass(frozen=True)
@@ -138,12 +147,14 @@ def decode_image(data: bytes, name: str = "image") -> LoadedImage:
             img, failure = None, str(exc).strip().splitlines()[-1]
     said = _first_line(chatter.text)
     if header.kind == "jpeg" and any(w in chatter.text for w in _JPEG_DAMAGE):
-        raise ImageError(f"{name}: damaged JPEG (the decoder says: {said})")
+        raise DamagedImageError(f"{name}: damaged JPEG (the decoder says: {said})")
     if failure is not None:
         raise ImageError(f"{name}: cannot decode image: {failure}")
     if img is None or img.size == 0:
         why = f": {said}" if said else ""
-        raise ImageError(f"{name}: cannot decode image (corrupt or unsupported {header.kind.upper()}){why}")
+        raise DamagedImageError(
+            f"{name}: cannot decode image (corrupt or unsupported {header.kind.upper()}){why}"
+        )
     oh, ow = img.shape[:2]
     if max(ow, oh) > MAX_SIDE:
         f = MAX_SIDE / max(ow, oh)
@@ -174,7 +185,7 @@ def _checked_header(data: bytes, name: str) -> ImageHeader:
         header_error = str(exc)
     problem = truncation_problem(data, kind, header)
     if problem is not None:
-        raise ImageError(f"{name}: {problem}")
+        raise DamagedImageError(f"{name}: {problem}")
     if header is None:
         raise ImageError(f"{name}: {header_error}")
     w, h = header.width, header.height
@@ -194,12 +205,12 @@ def _checked_header(data: bytes, name: str) -> ImageHeader:
     if kind == "jpeg":
         problem = jpeg_scan_problem(data)
         if problem is not None:
-            raise ImageError(f"{name}: {problem}")
+            raise DamagedImageError(f"{name}: {problem}")
     return header
 
 
 def _first_line(text: str) -> str:
-    """The decoder's first message line, stripped of OpenCV's ``[ERROR:0@0.1] global ...`` prefix."""
+    """The first line the decoder wrote (at most 200 characters), to quote in our error."""
     for line in text.splitlines():
         line = line.strip()
         if line:
