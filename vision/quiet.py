@@ -20,6 +20,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from typing import IO
 
 import cv2
 
@@ -40,11 +41,25 @@ class Captured:
         self.text = ""
 
 
+_sink: IO[bytes] | None = None
+
+
+def _open_sink() -> IO[bytes]:
+    """One temporary file reused by every capture (opening one per decode costs more than the check)."""
+    global _sink
+    if _sink is None or _sink.closed:
+        _sink = tempfile.TemporaryFile()  # noqa: SIM115 - kept open for the process, closed at exit
+    _sink.seek(0)
+    _sink.truncate()
+    return _sink
+
+
 @contextmanager
 def captured_stderr() -> Iterator[Captured]:
     """Capture descriptor 2 and silence OpenCV's logger for the duration of the block."""
     out = Captured()
-    with _lock, tempfile.TemporaryFile() as sink:
+    with _lock:
+        sink = _open_sink()
         with suppress(OSError, ValueError, AttributeError):
             sys.stderr.flush()
         saved = os.dup(2)
