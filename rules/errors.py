@@ -6,6 +6,8 @@ subclasses let tests and the API tell a typo from a limit from a bad typed-in fa
 
 from __future__ import annotations
 
+import unicodedata
+
 __all__ = [
     "DiceError",
     "ExtraFacesError",
@@ -18,7 +20,62 @@ __all__ = [
     "SourceUnavailableError",
     "UnknownCheckError",
     "UnknownSystemError",
+    "caret_lines",
+    "printable",
 ]
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
+
+
+def _shown(ch: str) -> str:
+    """``ch`` as it is safe to write to a terminal: control and format characters escaped."""
+    if ch == "\t":
+        return " "  # a tab's width depends on where the line starts; the caret line cannot follow it
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+        code = ord(ch)
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+    return ch
+
+
+def _columns(text: str) -> int:
+    """Terminal columns ``text`` takes: wide (East Asian) characters two, combining marks none."""
+    n = 0
+    for ch in text:
+        if unicodedata.combining(ch):
+            continue
+        n += 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    return n
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters (escape sequences, newlines, bidi overrides) shown escaped.
+
+    User input goes back to a terminal in error messages; an escape sequence in it could retitle
+    the terminal or hide the rest of the line.
+    """
+    return "".join(_shown(ch) for ch in text)
+
+
+def caret_lines(expression: str, position: int) -> tuple[str, str]:
+    """The expression as it is safe to print, and a line with a caret under character ``position``.
+
+    The caret's column counts what the terminal shows: escaped control characters take their
+    escape's width, a tab one space, a wide character two columns. A position at the end of the
+    expression points just past it ("end of input").
+    """
+    shown: list[str] = []
+    col = caret = 0
+    for i, ch in enumerate(expression):
+        if i == position:
+            caret = col
+        piece = _shown(ch)
+        shown.append(piece)
+        col += _columns(piece)
+    if position >= len(expression):
+        caret = col
+    return "".join(shown), " " * caret + "^"
 
 
 class DiceError(Exception):
@@ -49,7 +106,8 @@ class RollSyntaxError(DiceError, ValueError):
 
     def pretty(self) -> str:
         """The expression, a caret under the offending character, and the message."""
-        return f"{self.expression}\n{' ' * self.position}^\n{self}"
+        shown, caret = caret_lines(self.expression, self.position)
+        return f"{shown}\n{caret}\n{printable(str(self))}"
 
 
 class RollLimitError(DiceError, ValueError):

@@ -54,7 +54,7 @@ import numpy as np
 from .errata import Erratum, apply_errata
 from .imageio import ImageError, load_image, load_image_info
 from .intervals import rate_interval, rate_upper
-from .manifest import LabelledDie, ManifestEntry, read_manifest
+from .manifest import LabelledDie, ManifestEntry, check_boxes, read_manifest
 from .reading import DiceReader, DieReading, Reading, ReadStatus
 from .splits import group_of, split_of
 
@@ -420,7 +420,7 @@ def select_entries(
         for e in entries:
             dice = tuple(d for d in e.dice if d.die in keep)
             if dice:
-                filtered.append(ManifestEntry(e.image, dice, e.line, e.relpath, e.reference))
+                filtered.append(replace(e, dice=dice))
         entries = filtered
     if limit is not None and 0 <= limit < len(entries):
         n = len(entries)
@@ -440,7 +440,8 @@ def evaluate_folder(
     A photo that fails to load, or on which the reader raises, becomes a result with
     ``error`` set and all its dice missed: one bad file never ends an eval. But a reader that
     raises on each of the first ``give_up_after`` photos it is given (a missing model, say)
-    is broken, not unlucky: that raises :class:`EvalError` instead of scoring zeros.
+    is broken, not unlucky: that raises :class:`EvalError` instead of scoring zeros. A label
+    whose box lies outside its photo raises :class:`~dicetower.vision.manifest.ManifestError`.
     """
     folder = Path(folder)
     if entries is None:
@@ -460,6 +461,7 @@ def evaluate_folder(
         except ImageError as exc:
             yield score_photo(entry, None, error=str(exc))
             continue
+        check_boxes(entry, *info.original_size)  # a label off the photo is a manifest error
         start = time.perf_counter()
         try:
             reading = reader.read(info.frame, reference)

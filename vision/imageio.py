@@ -5,33 +5,58 @@ or a silently half-decoded picture:
 
 * missing, empty, non-image and truncated files are refused. OpenCV's decoders return
   the decoded part of a truncated JPEG with only a warning on stderr, so the file's
-  structure is checked first (a JPEG's scan must end in an EOI marker, a PNG in ``IEND``,
-  a BMP must be as long as its header says);
-* the header's width and height are read before decoding, so a decompression bomb is
-  refused (more than :data:`MAX_PIXELS`) before any pixel buffer is allocated;
+  structure is checked first (:mod:`dicetower.vision.image_format`: a JPEG's scan must end
+  in an EOI marker, a PNG in ``IEND``, a BMP must be as long as its header says);
+* damaged JPEGs are refused: an illegal marker inside the scan data, or libjpeg's
+  "Corrupt JPEG data" warning during the decode (a JPEG cut short with an end marker
+  appended, garbage written over part of the scan). The decoders' own messages never
+  reach the terminal (:mod:`dicetower.vision.quiet`); the error says what they said;
+* the header's width and height are read before decoding, for every format decoded (JPEG,
+  PNG, BMP, TIFF, WebP, GIF, PNM); the other formats OpenCV reads (JPEG 2000, AVIF, HDR,
+  ...) are refused by name. So a decompression bomb is refused (more than
+  :data:`MAX_PIXELS`, or a decode buffer over :data:`MAX_DECODED_BYTES`) before any pixel
+  buffer is allocated;
 * frames larger than :data:`MAX_SIDE` on their longest side are downscaled: JPEGs by the
   decoder itself (``IMREAD_REDUCED_COLOR_2/4/8``, cheap), then by ``INTER_AREA`` resizing
   to at most :data:`MAX_SIDE`. :func:`load_image_info` returns the factor applied, so boxes
-  read from the frame can be mapped back to the photo's pixels (divide by ``scale``);
+  read from the frame can be mapped back to the photo's pixels (divide by ``scale``).
+  Resizing comes before the conversion to BGR, so a grey or 16-bit photo is never held
+  at full size twice;
 * grey, 16-bit, float and alpha images are converted to 8-bit BGR;
 * EXIF orientation is not applied: frames keep the stored pixel order, which is the
   order dataset boxes are given in.
+
+Peak memory of one load is bounded by the file (at most :data:`MAX_FILE_BYTES`) plus the
+decoder's buffer (at most :data:`MAX_DECODED_BYTES`) plus a few frames of at most
+:data:`MAX_SIDE` squared: under 1 GiB for the worst file accepted, and for a JPEG (decoded
+reduced) about the file plus 64 MB. ``docs/limits.md`` lists these limits.
 """
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import cv2
 import numpy as np
 
+from .image_format import (
+    FormatError,
+    ImageHeader,
+    detect_format,
+    jpeg_scan_problem,
+    read_header,
+    truncation_problem,
+)
+from .quiet import captured_stderr
+
 __all__ = [
+    "MAX_DECODED_BYTES",
     "MAX_FILE_BYTES",
     "MAX_PIXELS",
     "MAX_SIDE",
     "MIN_SIDE",
+    "DamagedImageError",
     "ImageError",
     "LoadedImage",
     "check_frame",
@@ -45,20 +70,32 @@ __all__ = [
 MAX_SIDE = 2048
 #: Photos with more pixels than this (per the header) are refused before decoding.
 MAX_PIXELS = 120_000_000
+#: The decoder's full-size buffer (width x height x channels x bytes a sample, per the header)
+#: may not exceed this: 120 MP of 8-bit RGBA, or 50 MP of 16-bit RGB, fit; bigger is refused.
+MAX_DECODED_BYTES = 512 * 1024 * 1024
 #: Files larger than this are refused unread (a 50 MP JPEG is ~20 MB, a raw 50 MP BMP ~150 MB).
 MAX_FILE_BYTES = 256 * 1024 * 1024
 #: A frame smaller than this on either side cannot hold a readable die.
 MIN_SIDE = 8
 
-#: JPEG segment walk bound: real files have a few dozen segments before the first scan.
-_MAX_JPEG_SEGMENTS = 4096
-#: JPEG start-of-frame markers (baseline, progressive, lossless, arithmetic): they carry the size.
-_SOF_MARKERS = frozenset((0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF))
+#: libjpeg's warnings for data it had to make up (JWRN_HIT_MARKER, JWRN_EXTRANEOUS_DATA,
+#: JWRN_HUFF_BAD_CODE, JWRN_JPEG_EOF, JWRN_MUST_RESYNC...): all begin with one of these.
+_JPEG_DAMAGE = ("Corrupt JPEG data", "Premature end of JPEG", "Invalid SOS", "Warning: unknown JFIF")
+#: Pixel types cv2.resize takes as they are (the rest are converted to 8-bit first).
+_RESIZABLE = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
 _REDUCED = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4, 8: cv2.IMREAD_REDUCED_COLOR_8}
 
 
 class ImageError(ValueError):
     """A photo or frame that cannot be read; the message names the file (or ``frame``)."""
+
+
+class DamagedImageError(ImageError):
+    """An image whose data is cut short or corrupt (not one that is merely too big or unsupported).
+
+    A camera that hands over such a frame had a failed capture: the tower retries it, and never
+    reads a roll from it.
+    """
 
 
 @dataclass(frozen=True)
@@ -97,38 +134,88 @@ def load_image_info(path: str | Path) -> LoadedImage:
 
 def decode_image(data: bytes, name: str = "image") -> LoadedImage:
     """Decode an encoded photo held in memory (same checks as :func:`load_image_info`)."""
-    kind = _kind(data)
-    if kind is None:
-        raise ImageError(f"{name}: not an image (unrecognised file header)")
-    _check_complete(data, kind, name)
-    dims = image_size(data)
-    if dims is not None:
-        w, h = dims
-        if w <= 0 or h <= 0:
-            raise ImageError(f"{name}: image header says {w}x{h}")
-        if w * h > MAX_PIXELS:
-            raise ImageError(f"{name}: image too large ({w}x{h} > {MAX_PIXELS} pixels)")
+    header = _checked_header(data, name)
+    w, h = header.width, header.height
     buf = np.frombuffer(data, dtype=np.uint8)
-    reduce = _decoder_reduction(kind, dims)
-    try:
-        if reduce > 1:
-            img = cv2.imdecode(buf, _REDUCED[reduce] | cv2.IMREAD_IGNORE_ORIENTATION)
-        else:
-            img = cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
-    except cv2.error as exc:
-        raise ImageError(f"{name}: cannot decode image: {str(exc).strip().splitlines()[-1]}") from None
+    reduce = _decoder_reduction(header)
+    flags = _REDUCED[reduce] | cv2.IMREAD_IGNORE_ORIENTATION if reduce > 1 else cv2.IMREAD_UNCHANGED
+    failure = None
+    with captured_stderr() as chatter:
+        try:
+            img = cv2.imdecode(buf, flags)
+        except cv2.error as exc:
+            img, failure = None, str(exc).strip().splitlines()[-1]
+    said = _first_line(chatter.text)
+    if header.kind == "jpeg" and any(w in chatter.text for w in _JPEG_DAMAGE):
+        raise DamagedImageError(f"{name}: damaged JPEG (the decoder says: {said})")
+    if failure is not None:
+        raise ImageError(f"{name}: cannot decode image: {failure}")
     if img is None or img.size == 0:
-        raise ImageError(f"{name}: cannot decode image (corrupt or unsupported {kind})")
-    frame = _to_bgr8(img, name)
-    oh, ow = frame.shape[:2]
-    stored = dims if dims is not None else (ow * reduce, oh * reduce)
+        why = f": {said}" if said else ""
+        raise DamagedImageError(
+            f"{name}: cannot decode image (corrupt or unsupported {header.kind.upper()}){why}"
+        )
+    oh, ow = img.shape[:2]
     if max(ow, oh) > MAX_SIDE:
         f = MAX_SIDE / max(ow, oh)
         target = (max(1, round(ow * f)), max(1, round(oh * f)))
-        frame = cv2.resize(frame, target, interpolation=cv2.INTER_AREA)
-    _check_dims(frame, name)
-    scale = frame.shape[1] / stored[0] if stored[0] else 1.0
-    return LoadedImage(np.ascontiguousarray(frame), 1.0 if abs(scale - 1.0) < 1e-9 else scale, stored)
+        if img.dtype in _RESIZABLE and (img.ndim == 2 or img.shape[2] <= 4):
+            img = cv2.resize(img, target, interpolation=cv2.INTER_AREA)  # before BGR: one full copy only
+            frame = _to_bgr8(img, name)
+        else:
+            frame = cv2.resize(_to_bgr8(img, name), target, interpolation=cv2.INTER_AREA)
+    else:
+        frame = _to_bgr8(img, name)
+    _check_dims(frame, name, (w, h))
+    scale = frame.shape[1] / w
+    return LoadedImage(np.ascontiguousarray(frame), 1.0 if abs(scale - 1.0) < 1e-9 else scale, (w, h))
+
+
+def _checked_header(data: bytes, name: str) -> ImageHeader:
+    """The header of a complete, undamaged file whose decode fits the limits; else ImageError."""
+    try:
+        kind = detect_format(data)
+    except FormatError as exc:
+        raise ImageError(f"{name}: {exc}") from None
+    header: ImageHeader | None = None
+    header_error = None
+    try:
+        header = read_header(data)
+    except FormatError as exc:
+        header_error = str(exc)
+    problem = truncation_problem(data, kind, header)
+    if problem is not None:
+        raise DamagedImageError(f"{name}: {problem}")
+    if header is None:
+        raise ImageError(f"{name}: {header_error}")
+    w, h = header.width, header.height
+    if w <= 0 or h <= 0:
+        raise ImageError(f"{name}: image header says {w}x{h}")
+    if header.pixels > MAX_PIXELS:
+        raise ImageError(f"{name}: image too large ({w}x{h} > {MAX_PIXELS} pixels)")
+    reduce = _decoder_reduction(header)
+    decoded = -(-w // reduce) * -(-h // reduce) * header.channels * header.sample_bytes
+    if decoded > MAX_DECODED_BYTES:
+        layout = f"{header.channels} channel(s) of {8 * header.sample_bytes} bits"
+        raise ImageError(
+            f"{name}: image too large to decode ({w}x{h}, {layout}: {decoded >> 20} MiB"
+            f" > {MAX_DECODED_BYTES >> 20} MiB)"
+        )
+    _check_shape(w, h, name)
+    if kind == "jpeg":
+        problem = jpeg_scan_problem(data)
+        if problem is not None:
+            raise DamagedImageError(f"{name}: {problem}")
+    return header
+
+
+def _first_line(text: str) -> str:
+    """The first line the decoder wrote (at most 200 characters), to quote in our error."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line[:200]
+    return ""
 
 
 def check_frame(frame: object, name: str = "frame") -> np.ndarray:
@@ -153,92 +240,19 @@ def check_frame(frame: object, name: str = "frame") -> np.ndarray:
 
 
 def image_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) from a PNG, JPEG or BMP header without decoding; None if unknown."""
-    kind = _kind(data)
+    """(width, height) from the header of any format decoded, without decoding; None if unknown."""
     try:
-        if kind == "png" and data[12:16] == b"IHDR":
-            w, h = struct.unpack(">II", data[16:24])
-            return int(w), int(h)
-        if kind == "bmp":
-            header = struct.unpack("<I", data[14:18])[0]
-            if header == 12:
-                w, h = struct.unpack("<HH", data[18:22])
-            else:
-                w, h = struct.unpack("<ii", data[18:26])
-            return abs(int(w)), abs(int(h))
-        if kind == "jpeg":
-            return _jpeg_size(data)
-    except struct.error:
+        header = read_header(data)
+    except FormatError:
         return None
-    return None
+    return header.width, header.height
 
 
-def _kind(data: bytes) -> str | None:
-    if data[:3] == b"\xff\xd8\xff":
-        return "jpeg"
-    if data[:8] == b"\x89PNG\r\n\x1a\n":
-        return "png"
-    if data[:2] == b"BM" and len(data) >= 26:
-        return "bmp"
-    if data[:4] in (b"II*\x00", b"MM\x00*"):
-        return "tiff"
-    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
-        return "webp"
-    if data[:2] in (b"P1", b"P2", b"P3", b"P4", b"P5", b"P6"):
-        return "pnm"
-    return None
-
-
-def _jpeg_segments(data: bytes) -> tuple[tuple[int, int] | None, int | None]:
-    """Walk the marker segments up to the first scan: (frame size, offset of SOS)."""
-    pos, size, n = 2, None, 0
-    while pos + 4 <= len(data) and n < _MAX_JPEG_SEGMENTS:
-        n += 1
-        if data[pos] != 0xFF:
-            return size, None
-        marker = data[pos + 1]
-        if marker == 0xFF:  # fill byte
-            pos += 1
-            continue
-        if marker in (0x01, *range(0xD0, 0xD8)):  # stand-alone markers
-            pos += 2
-            continue
-        (length,) = struct.unpack(">H", data[pos + 2 : pos + 4])
-        if marker == 0xDA:
-            return size, pos
-        if marker in _SOF_MARKERS and pos + 9 <= len(data):
-            h, w = struct.unpack(">HH", data[pos + 5 : pos + 9])
-            size = (int(w), int(h))
-        pos += 2 + length
-    return size, None
-
-
-def _jpeg_size(data: bytes) -> tuple[int, int] | None:
-    return _jpeg_segments(data)[0]
-
-
-def _check_complete(data: bytes, kind: str, name: str) -> None:
-    if kind == "jpeg":
-        _, sos = _jpeg_segments(data)
-        # Entropy-coded data never contains FF D9 (FF is stuffed as FF 00), so an EOI
-        # after the first scan marker means the scans ended; without one the file was cut.
-        if sos is None or data.find(b"\xff\xd9", sos) < 0:
-            raise ImageError(f"{name}: truncated JPEG (no end-of-image marker after the scan)")
-    elif kind == "png":
-        if data.rfind(b"IEND") < 0:  # anywhere: some writers append data after the last chunk
-            raise ImageError(f"{name}: truncated PNG (no IEND chunk)")
-    elif kind == "bmp":
-        declared = struct.unpack("<I", data[2:6])[0]
-        offset = struct.unpack("<I", data[10:14])[0]
-        if len(data) < declared or len(data) <= offset:
-            raise ImageError(f"{name}: truncated BMP ({len(data)} of {max(declared, offset)} bytes)")
-
-
-def _decoder_reduction(kind: str, dims: tuple[int, int] | None) -> int:
+def _decoder_reduction(header: ImageHeader) -> int:
     """The largest JPEG decoder reduction (1, 2, 4, 8) that keeps the longest side >= MAX_SIDE."""
-    if kind != "jpeg" or dims is None:
+    if header.kind != "jpeg":
         return 1
-    longest = max(dims)
+    longest = max(header.width, header.height)
     for f in (8, 4, 2):
         if longest / f >= MAX_SIDE:
             return f
@@ -273,7 +287,30 @@ def _to_bgr8(img: np.ndarray, name: str) -> np.ndarray:
     raise ImageError(f"{name}: unsupported channel count {channels}")
 
 
-def _check_dims(frame: np.ndarray, name: str) -> None:
+def _fitted(w: int, h: int) -> tuple[int, int]:
+    """The size a ``w`` x ``h`` photo has once downscaled to fit :data:`MAX_SIDE`."""
+    if max(w, h) <= MAX_SIDE:
+        return w, h
+    f = MAX_SIDE / max(w, h)
+    return max(1, round(w * f)), max(1, round(h * f))
+
+
+def _check_shape(w: int, h: int, name: str) -> None:
+    """Refuse, from the header, photos too small to hold a die or too thin once downscaled."""
+    if min(w, h) < MIN_SIDE:
+        raise ImageError(f"{name}: image too small ({w}x{h}; need at least {MIN_SIDE} px a side)")
+    fw, fh = _fitted(w, h)
+    if min(fw, fh) < MIN_SIDE:
+        raise ImageError(
+            f"{name}: image too thin ({w}x{h} becomes {fw}x{fh} when downscaled to {MAX_SIDE} px;"
+            f" need at least {MIN_SIDE} px a side)"
+        )
+
+
+def _check_dims(frame: np.ndarray, name: str, stored: tuple[int, int] | None = None) -> None:
     h, w = frame.shape[:2]
     if min(h, w) < MIN_SIDE:
-        raise ImageError(f"{name}: image too small ({w}x{h}; need at least {MIN_SIDE} px a side)")
+        size = f"{w}x{h}"
+        if stored is not None and stored != (w, h):
+            size = f"{stored[0]}x{stored[1]}, read as {w}x{h}"
+        raise ImageError(f"{name}: image too small ({size}; need at least {MIN_SIDE} px a side)")

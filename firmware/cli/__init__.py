@@ -47,6 +47,9 @@ def _modules_for(argv: Sequence[str]) -> tuple[str, ...] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .output import safe_streams
+
+    safe_streams()  # a terminal that cannot show "→" gets "->", never a lost roll
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_modules_for(argv))
     args = parser.parse_args(argv)
@@ -66,7 +69,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # one line for people; the traceback under DICETOWER_DEBUG
         if os.environ.get("DICETOWER_DEBUG"):
             raise
-        pretty = getattr(exc, "pretty", None)
-        message = pretty() if callable(pretty) else str(exc) or type(exc).__name__
-        print(f"dicetower: error: {message}", file=sys.stderr)
+        from ...rules.errors import caret_lines, printable
+
+        print(f"dicetower: error: {printable(str(exc) or type(exc).__name__)}", file=sys.stderr)
+        expression, position = getattr(exc, "expression", None), getattr(exc, "position", None)
+        if isinstance(expression, str) and isinstance(position, int):  # a syntax error: its caret
+            for line in caret_lines(expression, position):
+                print(f"  {line}", file=sys.stderr)
         return 1

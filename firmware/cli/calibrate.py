@@ -26,7 +26,7 @@ from ...vision.reader import open_reader
 from ...vision.thresholds import MAX_REJECT, WRONG_COST
 from ...vision.view import View
 from .arguments import positive_int
-from .eval import check_labelled_folders
+from .eval import check_labelled_folders, check_scored
 
 __all__ = ["register", "run"]
 
@@ -91,6 +91,7 @@ def run(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ReaderModelError, DetectorError) as exc:
         raise CalibrationError(str(exc)) from None
     answers = read_answers(reader, args.folders, split=args.split, errata_dir=args.errata, limit=args.limit)
+    check_scored(Path(", ".join(map(str, args.folders))), answers.photos, answers.errors, [])
     view = None if args.view is None else View(args.view)
     current = {str(v): reader.faces.thresholds_for(v) for v in View}  # what each view reads with today
     result = calibrate(

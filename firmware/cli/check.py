@@ -13,10 +13,11 @@ import json
 import sys
 from typing import Any, NoReturn
 
-from ...rules.errors import FaceError, RuleParameterError
+from ...rules.errors import RuleParameterError
 from ...rules.source import DiceSource, FixedSource, RandomSource
 from ...rules.systems import Check, System, get_system, run_check, system_names
 from ...rules.systems.format import format_exact, format_probability, format_result
+from ...rules.typed import parse_faces, parse_seed
 from .tower import add_tower_arguments, check_on_tower
 
 __all__ = [
@@ -135,15 +136,6 @@ def build_check_parser(system: System, check: Check, command: str = "check") -> 
     return parser
 
 
-def parse_faces(text: str) -> list[int]:
-    """``6,3,1,4`` or ``6 3 1 4`` as faces."""
-    parts = text.replace(",", " ").split()
-    try:
-        return [int(x) for x in parts]
-    except ValueError:
-        raise FaceError(f"--faces wants whole numbers separated by commas, got {text!r}") from None
-
-
 def parse_check_args(
     args: argparse.Namespace, command: str = "check"
 ) -> tuple[System, Check, dict[str, Any], argparse.Namespace] | str:
@@ -181,7 +173,7 @@ def make_source(ns: argparse.Namespace) -> DiceSource:
     if ns.faces is not None:
         return FixedSource(parse_faces(ns.faces))
     if ns.seed is not None:
-        return RandomSource(int(ns.seed) if ns.seed.lstrip("-").isdigit() else ns.seed)
+        return RandomSource(parse_seed(ns.seed))
     return RandomSource()
 
 

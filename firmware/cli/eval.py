@@ -20,6 +20,7 @@ from ...vision.evaluate import EvalError, FolderReport, PhotoResult, evaluate_fo
 from ...vision.imageio import ImageError, load_image
 from ...vision.reader import import_reader, open_reader
 from .arguments import positive_int
+from .progress import Progress
 
 __all__ = ["MAX_SAVED_FAILURES", "check_labelled_folders", "register", "run"]
 
@@ -94,27 +95,37 @@ def check_labelled_folders(folders: list[Path], errata: Path | None) -> None:
         raise EvalError(f"--errata {errata}: no such folder (it holds <folder name>.jsonl files)")
 
 
+def check_scored(folder: Path, photos: int, errors: int, examples: list[str]) -> None:
+    """Refuse a folder that gave nothing to score: a 0 % table would read as a result."""
+    if photos == 0:
+        raise EvalError(f"{folder}: no photos to score (the manifest is empty, or --split/--kinds left none)")
+    if errors == photos:
+        first = f"; first: {examples[0]}" if examples else ""
+        raise EvalError(f"{folder}: none of its {photos} photos could be read{first}")
+
+
 def run(args: argparse.Namespace) -> int:
     check_labelled_folders(args.folders, args.errata)
     if args.reader is not None and args.models is not None:
         raise EvalError("--models and --reader cannot be combined: --models sets the built-in reader's files")
     reader = import_reader(args.reader) if args.reader is not None else open_reader(args.models)
-    progress = sys.stderr.isatty()
     for folder in args.folders:
         name = folder.resolve().name
         errata = errata_for(folder, args.errata) if args.errata is not None else []
         entries = select_entries(folder, split=args.split, limit=args.limit, kinds=args.kinds, errata=errata)
         report = FolderReport(name)
         saved = 0
-        for i, result in enumerate(evaluate_folder(folder, reader, entries=entries), 1):
-            report.add(result)
-            if args.save_failures is not None and result.failed and saved < MAX_SAVED_FAILURES:
-                save_failure(args.save_failures / name, result)
-                saved += 1
-            if progress:
-                _progress(sys.stderr, name, i, len(entries))
-        if progress:
-            sys.stderr.write("\r\033[K")
+        progress = Progress(sys.stderr, name, len(entries))
+        try:
+            for i, result in enumerate(evaluate_folder(folder, reader, entries=entries), 1):
+                report.add(result)
+                if args.save_failures is not None and result.failed and saved < MAX_SAVED_FAILURES:
+                    save_failure(args.save_failures / name, result)
+                    saved += 1
+                progress.step(i)
+        finally:
+            progress.close()
+        check_scored(folder, report.photos, report.errors, report.error_examples)
         for example in report.error_examples:
             print(f"dicetower: warning: {example}", file=sys.stderr)
         data = report.to_json()
@@ -128,11 +139,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(out: TextIO, name: str, i: int, n: int) -> None:
-    width = 30
-    done = round(width * i / n) if n else width
-    out.write(f"\r{name} [{'#' * done}{'.' * (width - done)}] {i}/{n}")
-    out.flush()
 
 
 def _pct(x: float) -> str:

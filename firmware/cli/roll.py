@@ -11,9 +11,10 @@ import argparse
 import json
 import sys
 
-from ...rules.errors import FaceError, RollSyntaxError
+from ...rules.errors import RollSyntaxError, caret_lines
 from ...rules.notation import Roller
 from ...rules.source import DiceSource, FixedSource, RandomSource
+from ...rules.typed import parse_faces, parse_seed
 from .tower import add_tower_arguments, roll_on_tower
 
 __all__ = ["EXAMPLES", "parse_faces", "register", "run"]
@@ -50,22 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def parse_faces(text: str) -> list[int]:
-    """``"6,3,1,4"`` (or spaces) -> ``[6, 3, 1, 4]``."""
-    faces = []
-    for part in text.replace(",", " ").split():
-        try:
-            faces.append(int(part))
-        except ValueError:
-            raise FaceError(f"--faces: {part!r} is not a whole number") from None
-    return faces
-
-
 def _source(args: argparse.Namespace) -> DiceSource:
     if args.faces is not None:
         return FixedSource(parse_faces(args.faces))
     if args.seed is not None:
-        return RandomSource(int(args.seed) if args.seed.lstrip("-").isdigit() else args.seed)
+        return RandomSource(parse_seed(args.seed))
     return RandomSource()
 
 
@@ -78,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     except RollSyntaxError as exc:
         # the caret must line up under the expression, so it is not prefixed like other errors
         print(f"dicetower: error: {exc}", file=sys.stderr)
-        print(f"  {exc.expression}\n  {' ' * exc.position}^", file=sys.stderr)
+        for line in caret_lines(exc.expression, exc.position):
+            print(f"  {line}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
