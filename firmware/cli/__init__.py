@@ -17,7 +17,17 @@ from importlib import import_module
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: module names under ``dicetower.firmware.cli``, each registering its subcommand(s)
-SUBCOMMANDS: tuple[str, ...] = ("roll", "check", "odds", "read", "eval", "calibrate")
+SUBCOMMANDS: tuple[str, ...] = (
+    "roll",
+    "check",
+    "odds",
+    "read",
+    "eval",
+    "calibrate",
+    "serve",
+    "log",
+    "fairness",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

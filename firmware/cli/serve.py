@@ -1,0 +1,94 @@
+"""``dicetower serve [--host H] [--port P] [--data DIR] [--require-token]``: the API, overlay and log.
+
+Listens on 127.0.0.1 by default. Beyond loopback (``--host 0.0.0.0``) rolling needs the
+bearer token that is created on first start, stored 0600 in the data directory and printed
+once. Settings resolve as flag, then ``DICETOWER_*`` environment variable, then default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+__all__ = ["register", "run"]
+
+EXAMPLES = """\
+examples:
+  dicetower serve                                  API + overlay on http://127.0.0.1:8080 (RNG dice)
+  dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
+  dicetower serve --host 0.0.0.0                   reachable from the LAN: rolling needs the printed token
+  curl -X POST localhost:8080/api/rolls -H 'content-type: application/json' -d '{"notation":"4d6kh3"}'
+
+OBS: add a Browser source with URL http://127.0.0.1:8080/overlay?theme=dark&scale=1 (docs/server.md)
+"""
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"DICETOWER_{name}", default)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        help="run the HTTP/WebSocket API, the OBS overlay and the roll log",
+        description="Serve rolls over HTTP and WebSocket, the OBS overlay and the fairness page.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--host", default=None, help="address to listen on (DICETOWER_HOST; default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (DICETOWER_PORT; default 8080)")
+    p.add_argument("--data", type=Path, default=None, help="roll log and photos (DICETOWER_DATA_DIR)")
+    p.add_argument("--require-token", action="store_true", help="ask for the bearer token even on loopback")
+    p.add_argument(
+        "--rate", type=float, default=None, help="rolls per second per client (0: no limit; default 2)"
+    )
+    p.add_argument("--burst", type=int, default=10, help="rolls a client may send at once (default 10)")
+    p.add_argument(
+        "--photo-cap-mb", type=float, default=512, help="photo folder cap; oldest pruned (default 512)"
+    )
+    p.add_argument("--seed", default=None, help="seed the RNG (tests and demos)")
+    p.set_defaults(func=run)
+
+
+def _announce(token: str, data_dir: Path) -> None:
+    print(
+        f"dicetower: created the API token (stored 0600 in {data_dir / 'api-token'}; shown only now):\n"
+        f"  {token}\n  send it as: Authorization: Bearer <token>",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..server.app import ServerConfig, create_app
+    from ..server.rolling import RandomRoller
+    from ..server.rolllog import default_data_dir
+
+    host = args.host or _env("HOST", "127.0.0.1")
+    port = args.port if args.port is not None else int(_env("PORT", "8080"))
+    data_dir = args.data or default_data_dir()
+    rate = args.rate if args.rate is not None else float(_env("RATE", "2"))
+    seed = args.seed
+    config = ServerConfig(
+        data_dir=data_dir,
+        host=host,
+        port=port,
+        require_token=True if args.require_token else None,
+        rate_per_second=rate,
+        rate_burst=args.burst,
+        photo_cap_bytes=int(args.photo_cap_mb * 2**20),
+        roller_factory=lambda: RandomRoller(seed),
+        announce_token=_announce,
+    )
+    print(
+        f"dicetower: serving on http://{host}:{port} (overlay /overlay, fairness /fairness, "
+        f"API /openapi.json); roll log in {data_dir}",
+        file=sys.stderr,
+        flush=True,
+    )
+    uvicorn.run(create_app(config), host=host, port=port, log_level="warning", ws="websockets-sansio")
+    return 0
