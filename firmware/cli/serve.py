@@ -49,6 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--photo-cap-mb", type=float, default=512, help="photo folder cap; oldest pruned (default 512)"
     )
     p.add_argument("--seed", default=None, help="seed the RNG (tests and demos)")
+    p.add_argument(
+        "--throw-time",
+        type=float,
+        default=0.0,
+        help="seconds each RNG throw takes, as a tower's would (demos)",
+    )
     p.set_defaults(func=run)
 
 
@@ -81,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         rate_per_second=rate,
         rate_burst=args.burst,
         photo_cap_bytes=int(args.photo_cap_mb * 2**20),
-        roller_factory=lambda: RandomRoller(seed),
+        roller_factory=lambda: RandomRoller(seed, throw_time=args.throw_time),
         announce_token=_announce,
     )
     print(

@@ -241,13 +241,16 @@ class Roller(ABC):
 class _RandomThrows(DiceSource):
     faces_are_valid = True
 
-    def __init__(self, hooks: ThrowHooks, rng: RandomSource) -> None:
+    def __init__(self, hooks: ThrowHooks, rng: RandomSource, throw_time: float) -> None:
         self.hooks = hooks
         self.rng = rng
+        self.throw_time = throw_time
 
     def faces(self, request: DiceRequest) -> list[int]:
         index = self.hooks.rolling(request)
         t0 = time.perf_counter()
+        if self.throw_time > 0:
+            time.sleep(self.throw_time)
         faces = self.rng.faces(request)
         dice = {
             s.slot: {"die": f"rng {s.die}" + ("" if s.role.value == "plain" else f" {s.role.value}")}
@@ -270,15 +273,18 @@ class RandomRoller(Roller):
     """Dice from the OS's secure RNG (or a seeded one for tests); no photos.
 
     For fairness the RNG's dice are named by kind and role (``"rng d6"``, ``"rng d6 wild"``).
+    ``throw_time`` makes each throw take that long, as a tower's does, so an overlay can be
+    rehearsed (and a crash mid-roll tested) without a tower.
     """
 
     name = "rng"
 
-    def __init__(self, seed: int | str | None = None) -> None:
+    def __init__(self, seed: int | str | None = None, *, throw_time: float = 0.0) -> None:
         self._rng = RandomSource(seed)
+        self.throw_time = max(0.0, min(float(throw_time), 60.0))
 
     def source(self, hooks: ThrowHooks) -> DiceSource:
-        return _RandomThrows(hooks, self._rng)
+        return _RandomThrows(hooks, self._rng, self.throw_time)
 
 
 @dataclass

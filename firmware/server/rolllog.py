@@ -272,7 +272,7 @@ class RollLog:
         for t in throws:
             name = t.get("photo")
             if name in digests:
-                t["photo_sha256"] = digests[name]
+                t["photo_sha256"] = digests[name][0]
         dice = [dict(d) for d in dice]
         with self._lock:
             db = self.db
@@ -532,7 +532,12 @@ class RollLog:
     def _check_row(row: dict[str, Any], prev_id: int, prev_hash: str, report: VerifyReport) -> None:
         rid = row["id"]
         if row_hash(row) != row["hash"]:
+            # its own prev_hash cannot be trusted either, so the row before is not blamed
             report.problems.append(LogProblem(rid, "edited: its contents do not match its hash"))
+            if rid > prev_id + 1:
+                gone = f"{prev_id + 1}" if rid == prev_id + 2 else f"{prev_id + 1}-{rid - 1}"
+                report.problems.append(LogProblem(rid, f"row(s) {gone} before it were deleted"))
+            return
         if row["prev_hash"] != prev_hash:
             if rid > prev_id + 1:
                 gone = f"{prev_id + 1}" if rid == prev_id + 2 else f"{prev_id + 1}-{rid - 1}"
