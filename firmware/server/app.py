@@ -261,6 +261,10 @@ async def index(request: Request) -> Response:
     return RedirectResponse("/overlay", status_code=307)
 
 
+async def favicon(request: Request) -> Response:
+    return Response(status_code=204)  # browsers and OBS ask for one; an empty answer, not a 404
+
+
 def _static_file(name: str) -> Path:
     return Path(str(resources.files(__package__) / "static" / name))
 
@@ -377,6 +381,7 @@ def create_app(config: ServerConfig) -> Starlette:
     static = StaticFiles(packages=[(__package__ or "dicetower.firmware.server", "static")])
     routes = [
         Route("/", index),
+        Route("/favicon.ico", favicon),
         Route("/overlay", overlay),
         Route("/fairness", fairness_page),
         Route("/openapi.json", get_openapi),

@@ -16,6 +16,7 @@ tabulated values.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -287,11 +288,16 @@ def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> 
                 if die in final:
                     rethrows[(die, kinds[die])][final[die]] += 1
     out = []
-    for (die, kind), seq in sorted(seqs.items()):
+    for (die, kind), seq in sorted(seqs.items(), key=lambda item: _natural(item[0][0])):
         stats = die_stats(die, kind, seq, bias)
         stats.rethrows = dict(rethrows.get((die, kind), {}))
         out.append(stats)
     return out
+
+
+def _natural(text: str) -> list[Any]:
+    """Sort key that puts ``d6`` before ``d20`` and ``#2`` before ``#10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
 
 
 def _fmt_p(p: float | None) -> str:
@@ -341,7 +347,8 @@ def histogram_svg(stats: DieStats, *, width: int = 420, height: int = 200) -> st
     pad_l, pad_r, pad_t, pad_b = 40, 10, 12, 28
     plot_w, plot_h = width - pad_l - pad_r, height - pad_t - pad_b
     top = max([0.0, j["expected_share"] * 1.6, *(f["ci95"][1] for f in faces if j["rolls"])])
-    top = min(1.0, top) or 1.0
+    step = next((s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if top / s <= 5), 0.25)
+    top = min(1.0, math.ceil(top / step - 1e-9) * step) or 1.0
     bw = plot_w / max(1, len(faces))
 
     def y(v: float) -> float:
@@ -352,7 +359,12 @@ def histogram_svg(stats: DieStats, *, width: int = 420, height: int = 200) -> st
         f'width="{width}" height="{height}" role="img" aria-label="{_esc(stats.die)} face counts">',
         f'<line class="axis" x1="{pad_l}" y1="{pad_t + plot_h}" x2="{width - pad_r}" y2="{pad_t + plot_h}"/>',
     ]
-    for tick in (0.0, top / 2, top):
+    for tick in [i * step for i in range(round(top / step) + 1)]:
+        if tick:
+            parts.append(
+                f'<line class="grid" x1="{pad_l}" y1="{y(tick):.1f}" '
+                f'x2="{width - pad_r}" y2="{y(tick):.1f}"/>'
+            )
         parts.append(
             f'<text class="tick" x="{pad_l - 4}" y="{y(tick) + 4:.1f}" text-anchor="end">'
             f"{100 * tick:.0f}%</text>"

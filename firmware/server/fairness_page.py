@@ -60,6 +60,8 @@ def fairness_html(stats: Sequence[DieStats]) -> str:
             if rows
             else ""
         )
+        if table and len(s.faces) > 8:  # a long table folds away; the histogram shows the shape
+            table = f"<details><summary>per-face table</summary>{table}</details>"
         cards.append(
             f'<section class="die {cls}"><h2>{escape(s.die)} <small>{escape(s.kind)}</small></h2>'
             f'<p class="verdict">{escape(verdict)}</p>'

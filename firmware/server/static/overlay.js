@@ -164,7 +164,7 @@
     if (onlyRoller) ids = ids.filter((id) => state.rolls.get(id).roller === onlyRoller);
     const last = ids[ids.length - 1];
     renderCurrent(last);
-    renderHistory(ids.slice(0, -1).slice(-historySize).reverse());
+    renderHistory(historySize > 0 ? ids.slice(0, -1).slice(-historySize).reverse() : []);
     document.getElementById("link").hidden = state.connected;
   }
 
