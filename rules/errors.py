@@ -15,6 +15,7 @@ __all__ = [
     "RollLimitError",
     "RollSyntaxError",
     "RuleParameterError",
+    "SourceUnavailableError",
     "UnknownCheckError",
     "UnknownSystemError",
 ]
@@ -53,6 +54,10 @@ class RollSyntaxError(DiceError, ValueError):
 
 class RollLimitError(DiceError, ValueError):
     """An expression or roll that would exceed a documented bound (dice, depth, length, nesting)."""
+
+
+class SourceUnavailableError(DiceError):
+    """The dice source cannot deliver faces (the tower failed, a die stayed unreadable after its retries)."""
 
 
 class FaceError(DiceError, ValueError):

@@ -24,6 +24,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "read",
     "eval",
     "calibrate",
+    "tower",
+    "record",
     "serve",
     "log",
     "fairness",

@@ -19,6 +19,7 @@ from ...rules.errors import FaceError, RuleParameterError
 from ...rules.source import DiceSource, FixedSource, RandomSource
 from ...rules.systems import Check, System, get_system, run_check, system_names
 from ...rules.systems.format import format_probability, format_result
+from .tower import add_tower_arguments, check_on_tower
 
 __all__ = [
     "build_check_parser",
@@ -146,6 +147,7 @@ def build_check_parser(system: System, check: Check, command: str = "check") -> 
     if command == "check":
         parser.add_argument("--faces", help="typed-in faces in the order asked, e.g. 6,3,1,4")
         parser.add_argument("--seed", help="seed the RNG for a repeatable roll")
+        add_tower_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     return parser
 
@@ -228,6 +230,8 @@ def run(args: argparse.Namespace) -> int:
         print(parsed)
         return 0
     system, check, params, ns = parsed
+    if ns.tower:
+        return check_on_tower(ns, system, check.name, params)
     result = run_check(system, check.name, make_source(ns), params)
     if ns.json:
         json.dump(result.to_json(), sys.stdout, indent=2)

@@ -14,6 +14,7 @@ import sys
 from ...rules.errors import FaceError, RollSyntaxError
 from ...rules.notation import Roller
 from ...rules.source import DiceSource, FixedSource, RandomSource
+from .tower import add_tower_arguments, roll_on_tower
 
 __all__ = ["EXAMPLES", "parse_faces", "register", "run"]
 
@@ -26,6 +27,7 @@ examples:
   dicetower roll d% --json                percentile (00-99) as a dicetower.roll/1 document
   dicetower roll d6x4                     Rolz: four separate d6 rolls
   dicetower roll --seed 3 -- -1d6+3       an expression starting with "-" goes after "--" (options first)
+  dicetower roll 4d6kh3+2 --tower sim     roll real (simulated) dice: the tower shakes, photographs, reads
 
 notation: docs/notation.md (NdX, d%, d100, + - * /, kh kl dh dl, !, r ro, mi ma, >=N wV:W, fN, xN)
 """
@@ -44,6 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     src.add_argument("--seed", help="seed the RNG so the roll can be replayed")
     src.add_argument("--faces", help="printed faces rolled by hand, in order, e.g. 6,3,1,4")
     p.add_argument("--json", action="store_true", help="print the dicetower.roll/1 JSON document")
+    add_tower_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -69,6 +72,8 @@ def _source(args: argparse.Namespace) -> DiceSource:
 def run(args: argparse.Namespace) -> int:
     expr = " ".join(args.expression)
     try:
+        if args.tower:
+            return roll_on_tower(args, Roller(cache_size=0).parse(expr))
         result = Roller(cache_size=0).roll(expr, _source(args))
     except RollSyntaxError as exc:
         # the caret must line up under the expression, so it is not prefixed like other errors

@@ -1,0 +1,289 @@
+"""The simulated camera: a tray of dice drawn by :mod:`dicetower.vision.synth`, thrown by a seeded RNG.
+
+It is the world as much as the camera. It watches the solenoid's mock pin: a shake throws
+every die in the tray (new faces from the RNG, new places), a tap lets a leaning die fall
+flat with a new face (and re-places the dice: the renderer draws positions at random).
+After a throw the next few frames show the dice moving (the rendered scene shifted), then
+they rest. It knows the truth of every frame (:attr:`SimCamera.truth`).
+
+Faults, each on request (the ``inject_*`` hooks, as gpiozero's ``MockPin.drive_low``) and at
+``fault_rate`` per throw drawn from ``faults``:
+
+* ``cocked``: a die leans, no face up (a tap settles it);
+* ``touching``: two dice touch;
+* ``blurred``, ``frozen`` (the same image again), ``black``: one bad frame soon after the dice rest;
+* ``disconnect``: the next 1-3 frames raise :class:`CameraDisconnectedError`, then it returns;
+* ``leaves_tray``: a die jumps out and stays out until :meth:`SimCamera.return_dice`;
+* ``jam``: the next shake does not move the dice.
+
+Which fault, which die and when never depend on the faces, so no fault can bias them.
+It draws d6 only (what the renderer can draw), one body colour for the plain dice and at
+most one red die (the renderer's wild die).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import cv2
+import numpy as np
+
+from ...vision.manifest import LabelledDie
+from ...vision.synth import SceneStyle, render_scene
+from ..clock import Clock
+from ..config import FAULTS, TrayDie
+from ..errors import CameraDisconnectedError, CameraUnavailableError
+from . import CameraBackend, SolenoidWatch
+
+__all__ = ["SimCamera"]
+
+#: The renderer's die kinds.
+DRAWN_KINDS = ("d6",)
+#: Frames the dice move for after a shake (inclusive range), and after a tap.
+MOVING_FRAMES = (2, 6)
+TAP_MOVING_FRAMES = 1
+#: Per-frame sensor noise: uniform 0..NOISE grey levels, from a tile sliced at a random offset.
+NOISE = 4
+_TRAY_BGR = (118, 118, 118)
+
+
+class SimCamera(CameraBackend):
+    """A simulated tray camera. ``dice`` are the tray's dice (config ``[dice]``), ``seed`` the RNG's."""
+
+    name = "sim"
+    can_show_empty_tray = True
+
+    def __init__(
+        self,
+        dice: Sequence[TrayDie] | None = None,
+        *,
+        seed: int | None = None,
+        size: tuple[int, int] = (640, 480),
+        fault_rate: float = 0.0,
+        faults: Sequence[str] = FAULTS,
+        clock: Clock | None = None,
+        fps: float = 30.0,
+    ) -> None:
+        super().__init__(clock=clock)
+        if dice is None:
+            dice = [TrayDie("d6", "white")] * 4 + [TrayDie("d6", "red", "wild")]
+        dice = list(dice)
+        for d in dice:
+            if d.kind not in DRAWN_KINDS:
+                raise CameraUnavailableError(
+                    f"the simulated camera draws {', '.join(DRAWN_KINDS)} only; the tray has a {d.kind}"
+                )
+        red = [i for i, d in enumerate(dice) if d.colour == "red"]
+        others = {d.colour for d in dice if d.colour != "red"}
+        if len(red) > 1 or len(others) > 1:
+            raise CameraUnavailableError(
+                "the simulated camera draws one body colour for the plain dice and at most one red die; "
+                f"the tray has {', '.join(sorted({d.colour for d in dice}))}"
+            )
+        unknown = [f for f in faults if f not in FAULTS]
+        if unknown or not 0.0 <= fault_rate <= 1.0:
+            raise ValueError(f"faults must come from {', '.join(FAULTS)} and fault_rate be 0..1")
+        # the renderer draws its wild (red) die first: keep the tray in that order
+        self.dice: tuple[TrayDie, ...] = tuple(dice[i] for i in red) + tuple(
+            d for d in dice if d.colour != "red"
+        )
+        self._style = SceneStyle(
+            body=next(iter(others), "white"),
+            wild_die=bool(red),
+            pip_shape="round",
+            tray=_TRAY_BGR,
+            blur=0.0,
+            noise=1.0,
+            perspective=0.0,
+            parallax=0.0,
+            light=0.0,
+            grain=0.0,
+        )
+        self.size = (int(size[0]), int(size[1]))
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.fault_rate = float(fault_rate)
+        self.faults = tuple(faults)
+        self.frame_s = 1.0 / fps
+        self.faces = [self.rng.randint(1, 6) for _ in self.dice]
+        self.out: set[int] = set()  #: dice out of the tray
+        self.cocked: set[int] = set()
+        self.touching = False
+        self.injected: list[str] = []  #: every fault that happened, in order (for tests and the bench)
+        self._render_seed = self.rng.randrange(2**31)
+        self._scene: tuple[np.ndarray, tuple[LabelledDie, ...]] | None = None
+        self._jam_next = False
+        self._moving = 0
+        self._frame_faults: deque[str] = deque()  #: one-shot faults, one per upcoming frame ("" = none)
+        self._disconnected = 0
+        self._empty = False
+        self._watch: SolenoidWatch | None = None
+        self._last: np.ndarray | None = None
+        self._truth: tuple[LabelledDie, ...] = ()
+        noise_rng = np.random.default_rng(self.rng.randrange(2**31))
+        w, h = self.size
+        self._noise = noise_rng.integers(0, NOISE + 1, (h + 64, w + 64, 3), dtype=np.uint8)
+        self._reference = render_scene(self._render_seed, 0, self.size, style=self._style)[0]
+
+    @classmethod
+    def from_config(cls, config: Any, *, clock: Clock | None = None) -> SimCamera:
+        sim = config.sim
+        return cls(
+            config.dice.dice,
+            seed=None if sim.seed < 0 else sim.seed,
+            size=(config.camera.width, config.camera.height),
+            fault_rate=sim.fault_rate,
+            faults=sim.faults or FAULTS,
+            clock=clock,
+        )
+
+    # -- the world
+
+    def watch_solenoid(self, pin: Any) -> None:
+        self._watch = SolenoidWatch(pin)
+
+    def throw(self) -> None:
+        """Shake the tray: every die in it gets a new face and place (unless a jam is due)."""
+        if self._jam_next:
+            self._jam_next = False
+            return
+        for i in range(len(self.dice)):
+            if i not in self.out:
+                self.faces[i] = self.rng.randint(1, 6)
+        self.cocked.clear()
+        self.touching = False
+        self._render_seed = self.rng.randrange(2**31)
+        self._scene = None
+        self._frame_faults.clear()
+        self._moving = self.rng.randint(*MOVING_FRAMES)
+        if self.faults and self.rng.random() < self.fault_rate:
+            self._inject(self.rng.choice(self.faults))
+
+    def tap(self) -> None:
+        """A short pulse: leaning dice fall flat with a new face; the others keep theirs."""
+        if self._jam_next:
+            return
+        for i in sorted(self.cocked):
+            self.faces[i] = self.rng.randint(1, 6)
+        self.cocked.clear()
+        self.touching = False
+        self._render_seed = self.rng.randrange(2**31)
+        self._scene = None
+        self._moving = TAP_MOVING_FRAMES
+
+    def _inject(self, fault: str) -> None:
+        self.injected.append(fault)
+        if fault == "cocked":
+            inside = [i for i in range(len(self.dice)) if i not in self.out]
+            if inside:
+                self.cocked = {inside[-1]}  # the renderer leans the last dice it draws
+        elif fault == "touching":
+            self.touching = True
+        elif fault in ("blurred", "frozen", "black"):
+            # one bad frame among the first few once the dice rest
+            self._frame_faults.extend([""] * self.rng.randint(0, 4) + [fault])
+        elif fault == "disconnect":
+            self._disconnected = self.rng.randint(1, 3)
+        elif fault == "leaves_tray":
+            inside = [i for i in range(len(self.dice)) if i not in self.out]
+            if inside:
+                self.out.add(self.rng.choice(inside))
+                self._scene = None
+        elif fault == "jam":
+            self._jam_next = True
+        else:  # pragma: no cover - checked in __init__
+            raise ValueError(fault)
+
+    # test hooks, in the manner of MockPin.drive_low()
+    def inject(self, fault: str) -> None:
+        """Make ``fault`` happen now (a scene fault applies to the dice as they lie)."""
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
+        self._inject(fault)
+        if fault in ("cocked", "touching"):
+            self._scene = None
+
+    def return_dice(self) -> None:
+        """Put every die that left the tray back (a person picking it up)."""
+        self.out.clear()
+        self._scene = None
+
+    @contextlib.contextmanager
+    def empty_tray(self) -> Iterator[None]:
+        self._empty = True
+        try:
+            yield
+        finally:
+            self._empty = False
+
+    # -- the camera
+
+    @property
+    def truth(self) -> tuple[LabelledDie, ...]:
+        return self._truth
+
+    @property
+    def truth_dice(self) -> tuple[tuple[TrayDie, LabelledDie], ...]:
+        """The truth with each label's tray die (colour and role), in the renderer's order."""
+        inside = [d for i, d in enumerate(self.dice) if i not in self.out]
+        return tuple(zip(inside, self._truth, strict=True))
+
+    def _render(self) -> tuple[np.ndarray, tuple[LabelledDie, ...]]:
+        if self._scene is None:
+            inside = [i for i in range(len(self.dice)) if i not in self.out]
+            # cocked dice are drawn last (the renderer leans the last ``cocked`` of them)
+            order = [i for i in inside if i not in self.cocked] + [i for i in inside if i in self.cocked]
+            frame, _, labels = render_scene(
+                self._render_seed,
+                len(order),
+                self.size,
+                style=self._style,
+                faces=[self.faces[i] for i in order],
+                cocked=sum(1 for i in order if i in self.cocked),
+                touching=self.touching,
+            )
+            by_die = dict(zip(order, labels, strict=True))
+            self._scene = (frame, tuple(by_die[i] for i in inside))
+        return self._scene
+
+    def capture(self) -> np.ndarray:
+        self.wait(self.frame_s)
+        if self._watch is not None:
+            event = self._watch.take()
+            if event == "shake":
+                self.throw()
+            elif event == "tap":
+                self.tap()
+        if self._disconnected:
+            self._disconnected -= 1
+            raise CameraDisconnectedError("simulated camera: disconnected (USB or ribbon cable)")
+        if self._empty:
+            frame, self._truth = self._reference, ()
+        else:
+            frame, self._truth = self._render()
+        fault = ""
+        if self._moving:
+            self._moving -= 1
+            dx, dy = self.rng.randint(-40, 40), self.rng.randint(-40, 40)
+            frame = np.roll(frame, (dy, dx), axis=(0, 1))
+        elif self._frame_faults:
+            fault = self._frame_faults.popleft()
+        if fault == "frozen" and self._last is not None:
+            return self._last
+        if fault == "black":
+            out = np.zeros_like(frame)
+        else:
+            ox, oy = self.rng.randrange(64), self.rng.randrange(64)
+            h, w = frame.shape[:2]
+            out = cv2.add(frame, self._noise[oy : oy + h, ox : ox + w])  # saturating: no wrap at 255
+            if fault == "blurred":
+                out = cv2.blur(out, (15, 1))
+        self._last = out
+        return out
+
+    def reopen(self) -> None:
+        pass

@@ -1,0 +1,183 @@
+"""What every throw leaves behind: its photo, reading, timings, retries and which die answered which slot.
+
+A :class:`ThrowRecord` is made for every physical throw, failed ones included (their photo
+is the last frame the camera gave), so the roll log can show exactly what the tower saw.
+:meth:`ThrowRecord.save` writes ``STEM.jpg`` and ``STEM.json`` through temporary files
+renamed into place, so a crash never leaves half a record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..rules.source import DieSlot
+    from ..vision.manifest import LabelledDie
+    from ..vision.reading import Reading
+
+__all__ = ["FailureReason", "Retry", "SlotAnswer", "ThrowRecord", "write_atomic"]
+
+
+class FailureReason(StrEnum):
+    """Why a throw could not be read; each is shown to the caller with the last photo."""
+
+    TRAY_EMPTY = "tray_empty"  #: no die in the photo
+    JAM = "jam"  #: the dice did not move on a shake
+    DIE_MISSING = "die_missing"  #: fewer dice than the tray is loaded with
+    EXTRA_DIE = "extra_die"  #: more dice than loaded (or something else in the tray)
+    ROLE_DIE_MISSING = "role_die_missing"  #: the wild (tens, units) die was not seen by its colour
+    UNREADABLE = "unreadable"  #: dice still unreadable after the taps and re-shakes
+    SETTLE_TIMEOUT = "settle_timeout"  #: the picture never kept still
+    CAMERA_LOST = "camera_lost"  #: the camera stopped answering and did not come back
+    CAMERA_FROZEN = "camera_frozen"  #: the camera kept sending the same image
+    CAMERA_BLACK = "camera_black"  #: the camera kept sending black frames
+    CAMERA_GARBAGE = "camera_garbage"  #: the camera sent things that are not images
+    SHAKER = "shaker"  #: the solenoid refused to shake (its duty budget was spent)
+
+
+@dataclass(frozen=True)
+class Retry:
+    """One bounded retry: ``action`` (tap, reshake, recapture, reconnect) and why."""
+
+    action: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"action": self.action, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class SlotAnswer:
+    """Which die in the photo answered which slot of the request."""
+
+    slot: int
+    die: str  #: the slot's kind
+    role: str
+    purpose: str
+    label: str
+    index: int  #: the die's index in the reading (``reading.dice[index]``)
+    colour: str
+    box: tuple[float, float, float, float]
+    face: int
+
+    @classmethod
+    def of(cls, slot: DieSlot, index: int, reading: Reading) -> SlotAnswer:
+        d = reading.dice[index]
+        assert d.face is not None
+        return cls(
+            slot.slot,
+            slot.die,
+            slot.role.value,
+            slot.purpose.value,
+            slot.label,
+            index,
+            d.colour,
+            d.box,
+            d.face,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "slot": self.slot,
+            "die": self.die,
+            "role": self.role,
+            "purpose": self.purpose,
+            "label": self.label,
+            "index": self.index,
+            "colour": self.colour,
+            "box": [round(float(v), 1) for v in self.box],
+            "face": self.face,
+        }
+
+    def describe(self) -> str:
+        """``slot 2 (d6, wild): the red die at (312, 140) -> 6``."""
+        role = "" if self.role == "plain" else f", {self.role}"
+        x, y = self.box[0] + self.box[2] / 2, self.box[1] + self.box[3] / 2
+        what = self.label or f"slot {self.slot}"
+        return f"{what} ({self.die}{role}): {self.colour or 'the'} die at ({x:.0f}, {y:.0f}) -> {self.face}"
+
+
+@dataclass
+class ThrowRecord:
+    """One physical throw of the tray and what came of it."""
+
+    reason: str = ""  #: why the throw happens ("initial throw", "wild die exploded", "tower shake")
+    slots: list[dict[str, Any]] = field(default_factory=list)  #: the slots this throw answers
+    round: int = 1  #: 1-based round of a request thrown in several (30d6 with 10 d6 loaded: 3)
+    rounds: int = 1
+    started: float = field(default_factory=time.time)  #: wall-clock time (Unix seconds)
+    photo: bytes = b""  #: JPEG of the frame that was read (or the last frame seen, on failure)
+    reading: Reading | None = None
+    answers: list[SlotAnswer] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)  #: software time per stage
+    clock_s: dict[str, float] = field(default_factory=dict)  #: time per stage on the tower's clock
+    retries: list[Retry] = field(default_factory=list)
+    pulses: list[dict[str, Any]] = field(default_factory=list)
+    failure: FailureReason | None = None
+    message: str = ""
+    truth: tuple[LabelledDie, ...] | None = None  #: what the camera knows was in the photo (sim, replay)
+    saved: Path | None = None  #: the JSON file once :meth:`save` wrote it
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    @property
+    def faces(self) -> list[int]:
+        return [a.face for a in self.answers]
+
+    def add_time(self, stage: str, ms: float) -> None:
+        self.timings_ms[stage] = self.timings_ms.get(stage, 0.0) + ms
+
+    def to_json(self, photo_name: str | None = None) -> dict[str, Any]:
+        return {
+            "schema": "dicetower.throw/1",
+            "reason": self.reason,
+            "round": self.round,
+            "rounds": self.rounds,
+            "started": round(self.started, 3),
+            "photo": photo_name,
+            "slots": self.slots,
+            "answers": [a.to_json() for a in self.answers],
+            "reading": self.reading.to_json() if self.reading is not None else None,
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+            "clock_s": {k: round(v, 3) for k, v in self.clock_s.items()},
+            "retries": [r.to_json() for r in self.retries],
+            "pulses": self.pulses,
+            "failure": self.failure.value if self.failure else None,
+            "message": self.message,
+            "truth": None if self.truth is None else [d.to_json() for d in self.truth],
+        }
+
+    def save(self, folder: str | Path, stem: str) -> Path:
+        """Write ``STEM.jpg`` (when there is a photo) and ``STEM.json``; returns the JSON's path."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        photo_name = None
+        if self.photo:
+            photo_name = f"{stem}.jpg"
+            write_atomic(folder / photo_name, self.photo)
+        path = folder / f"{stem}.json"
+        write_atomic(path, (json.dumps(self.to_json(photo_name), indent=2) + "\n").encode())
+        self.saved = path
+        return path
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write through a temporary file in the same folder, then rename: readers see all or nothing."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,431 @@
+"""The solenoid shaker, and the hard limits that keep it from ever being left on.
+
+Every pulse the tower makes passes through :class:`Shaker`, the one place the limits live:
+
+* **max on-time**: a single pulse longer than ``max_on_s`` is shortened to it;
+* **duty**: the solenoid is on at most ``max_duty`` of any ``window_s`` sliding window. A
+  pulse is shortened to what is left of that budget, and refused when less than
+  :data:`MIN_PULSE_S` is left (a 12 V push solenoid rated for intermittent duty overheats
+  when held; the budget is what keeps it within its rating);
+* **min off-time**: a rest shorter than ``min_off_s`` between pulses is lengthened to it
+  (the coil and the MOSFET get their time to recover, and the plunger to return).
+
+Each shortened, lengthened or refused request is logged and reported in the returned
+:class:`Pulse`; no request past a limit reaches the pin. Pulses are timed on a thread that
+waits with ``Event.wait`` (through the clock), so :meth:`Shaker.off` and
+:meth:`Shaker.close` cut a pulse short at once. A watchdog thread forces the pin low if an
+on-time ever runs past ``max_on_s`` plus :data:`WATCHDOG_GRACE_S` (a stalled pulse thread).
+The pin starts low (``initial_value=False``) and is driven low by ``close()``, which the CLI
+and service call on every way out, SIGTERM and SIGINT included (:func:`install_signal_handlers`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any
+
+from .clock import Clock, RealClock
+from .errors import ShakerClosedError
+
+__all__ = [
+    "MIN_PULSE_S",
+    "WATCHDOG_GRACE_S",
+    "Pulse",
+    "Shaker",
+    "ShakerLimits",
+    "install_signal_handlers",
+]
+
+log = logging.getLogger(__name__)
+
+#: A pulse the duty budget would cut below this is refused rather than given as a twitch.
+MIN_PULSE_S = 0.005
+#: How far past ``max_on_s`` the watchdog lets an on-time run before it forces the pin low.
+WATCHDOG_GRACE_S = 0.05
+#: How often the watchdog looks at the pin (real seconds).
+WATCHDOG_POLL_S = 0.01
+#: Most pulses one pattern may ask for (bounds the loop whatever the caller passes).
+MAX_PATTERN_PULSES = 50
+
+
+@dataclass(frozen=True)
+class ShakerLimits:
+    """The solenoid's hard limits (seconds and a fraction)."""
+
+    max_on_s: float = 0.150
+    min_off_s: float = 0.040
+    window_s: float = 10.0
+    max_duty: float = 0.25
+
+    def __post_init__(self) -> None:
+        if not (0 < self.max_on_s <= 1.0 and self.min_off_s > 0 and self.window_s > 0):
+            raise ValueError(f"shaker limits out of range: {self}")
+        if not 0 < self.max_duty <= 0.5:
+            raise ValueError(f"max_duty must be in (0, 0.5], got {self.max_duty}")
+        if self.max_on_s > self.max_duty * self.window_s:
+            raise ValueError("max_on_s must fit in the duty budget (max_duty * window_s)")
+
+    @property
+    def budget_s(self) -> float:
+        """Most on-time in any window."""
+        return self.max_duty * self.window_s
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> ShakerLimits:
+        """From a :class:`~dicetower.firmware.config.ShakerConfig` (milliseconds in the file)."""
+        return cls(cfg.max_on_ms / 1000, cfg.min_off_ms / 1000, cfg.duty_window_ms / 1000, cfg.max_duty)
+
+
+@dataclass(frozen=True)
+class Pulse:
+    """One pulse as asked and as given; ``given_s == 0`` means refused, ``note`` says why."""
+
+    asked_s: float
+    given_s: float
+    note: str = ""
+
+    @property
+    def refused(self) -> bool:
+        return self.given_s <= 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        asked, given = round(self.asked_s * 1000, 1), round(self.given_s * 1000, 1)
+        return {"asked_ms": asked, "given_ms": given, "note": self.note}
+
+
+class Shaker:
+    """A push solenoid behind a logic-level MOSFET, driven by a gpiozero ``DigitalOutputDevice``.
+
+    Wiring: GPIO ``pin`` -> gate of the MOSFET (with a 10 kΩ pull-down to ground so the gate
+    is low while the Pi boots); solenoid between +12 V and the drain, a flyback diode across
+    it; source to ground shared with the Pi. See ``hardware/``.
+
+    ``limits`` are enforced below every caller (see the module docstring). ``clock`` times the
+    pulses (a :class:`~dicetower.firmware.clock.VirtualClock` makes them take no real time).
+
+    Example::
+
+        from gpiozero.pins.mock import MockFactory
+        with Shaker(17, pin_factory=MockFactory()) as shaker:
+            shaker.shake(count=4, on_s=0.08, off_s=0.12)
+            shaker.tap(0.025)
+    """
+
+    def __init__(
+        self,
+        pin: int | str,
+        *,
+        limits: ShakerLimits | None = None,
+        active_high: bool = True,
+        pin_factory: Any = None,
+        clock: Clock | None = None,
+    ) -> None:
+        from gpiozero import DigitalOutputDevice
+
+        self.limits = limits or ShakerLimits()
+        self.clock = clock or RealClock()
+        self._device = DigitalOutputDevice(
+            pin, active_high=active_high, initial_value=False, pin_factory=pin_factory
+        )
+        try:
+            self._lock = threading.Lock()  #: guards the pin, ``_on_since`` and the history
+            self._run_lock = threading.Lock()  #: one pattern at a time
+            self._stop = threading.Event()  #: set by off()/close(): cut the pattern short
+            self._closing = threading.Event()
+            self._history: deque[tuple[float, float]] = deque()  #: (on, off) ticks inside the window
+            self._on_since: float | None = None
+            self._on_since_real: float | None = None  #: the watchdog's own measure, in real time
+            self._last_off: float | None = None
+            self._pattern: threading.Thread | None = None
+            self._watchdog = threading.Thread(target=self._watch, name="shaker-watchdog", daemon=True)
+            self._watchdog.start()
+        except BaseException:
+            self._device.close()
+            raise
+
+    # -- gpiozero vocabulary
+
+    @property
+    def pin(self) -> Any:
+        """The gpiozero pin (a ``MockPin`` under ``MockFactory``)."""
+        return self._device.pin
+
+    @property
+    def value(self) -> int:
+        return 0 if self.closed else int(self._device.value)
+
+    @property
+    def is_active(self) -> bool:
+        return bool(self.value)
+
+    @property
+    def closed(self) -> bool:
+        return self._device.closed
+
+    def off(self) -> None:
+        """Drive the pin low now and cut any running pattern short."""
+        self._stop.set()
+        self._force_off("off()")
+
+    def close(self) -> None:
+        """Pin low, threads stopped, pin released. Idempotent."""
+        if self.closed:
+            return
+        self._closing.set()
+        self.off()
+        pattern = self._pattern
+        if pattern is not None and pattern is not threading.current_thread():
+            pattern.join(timeout=2.0)
+        if self._watchdog is not threading.current_thread():
+            self._watchdog.join(timeout=2.0)
+        with self._lock:
+            self._device.off()
+            self._device.close()
+
+    def __enter__(self) -> Shaker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- what callers ask for
+
+    def pulse(self, on_s: float) -> Pulse:
+        """One pulse of ``on_s`` seconds, through the limits; blocks until the pin is low again."""
+        with self._run_lock:
+            self._start_pattern()
+            return self._pulse(on_s)
+
+    def tap(self, on_s: float = 0.025) -> Pulse:
+        """One short pulse: settles a leaning die without re-rolling the rest."""
+        return self.pulse(on_s)
+
+    def shake(
+        self, count: int = 6, on_s: float = 0.08, off_s: float = 0.12, *, wait: bool = True
+    ) -> list[Pulse]:
+        """``count`` pulses of ``on_s`` with ``off_s`` rests; ``wait=False`` runs it on a thread.
+
+        Returns the pulses as given (empty when ``wait=False``; see :meth:`wait`). A refused
+        pulse ends the pattern: the duty budget is spent.
+        """
+        count = int(count)
+        if not 0 <= count <= MAX_PATTERN_PULSES:
+            raise ValueError(f"a shake is 0..{MAX_PATTERN_PULSES} pulses, got {count}")
+        if not wait:
+            self._check_open()
+            done: list[Pulse] = []
+            thread = threading.Thread(
+                target=self._pattern_into, args=(done, count, on_s, off_s), name="shaker-pattern", daemon=True
+            )
+            self._pattern = thread
+            thread.start()
+            return done
+        out: list[Pulse] = []
+        self._pattern_into(out, count, on_s, off_s)
+        return out
+
+    def wait_for_budget(self, on_s: float) -> float:
+        """Wait (on the clock) until ``on_s`` of on-time fits the duty budget; returns the seconds waited.
+
+        The roll cycle calls this before a shake so that a busy table is paced by the duty
+        limit instead of having its shakes cut short. Bounded: at most one window.
+        """
+        need = min(float(on_s), self.limits.budget_s)
+        waited = 0.0
+        for _ in range(64):  # each step waits for the oldest interval to leave the window
+            left = self.limits.budget_s - self._used_in_window()
+            if left >= need or waited >= self.limits.window_s:
+                break
+            with self._lock:
+                oldest = self._history[0] if self._history else None
+            if oldest is None:
+                break
+            step = max(MIN_PULSE_S, oldest[1] - (self.clock.ticks() - self.limits.window_s))
+            step = min(step, need - left + MIN_PULSE_S, self.limits.window_s - waited)
+            if self.clock.wait(self._closing, step):
+                break
+            waited += step
+        return waited
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a pattern started with ``wait=False`` to end."""
+        thread = self._pattern
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    # -- internals
+
+    def _check_open(self) -> None:
+        if self.closed or self._closing.is_set():
+            raise ShakerClosedError("the shaker is closed")
+
+    def _start_pattern(self) -> None:
+        self._check_open()
+        self._stop.clear()
+
+    def _pattern_into(self, out: list[Pulse], count: int, on_s: float, off_s: float) -> None:
+        with self._run_lock:
+            self._start_pattern()
+            for i in range(count):
+                if i and self.clock.wait(self._stop, max(0.0, float(off_s))):
+                    break
+                p = self._pulse(on_s)
+                out.append(p)
+                if p.refused or self._stop.is_set():
+                    break
+
+    def _pulse(self, on_s: float) -> Pulse:
+        """The one path to the pin: check every limit, then on, wait, off."""
+        lim = self.limits
+        try:
+            asked = float(on_s)
+        except (TypeError, ValueError):
+            asked = float("nan")
+        if not asked > 0 or asked != asked or asked == float("inf"):  # nan, inf, <= 0
+            return self._refuse(asked, f"on-time {on_s!r} is not a positive number of seconds")
+        notes = []
+        given = asked
+        if given > lim.max_on_s:
+            given = lim.max_on_s
+            notes.append(f"shortened to max_on {lim.max_on_s * 1000:g} ms")
+        if self._last_off is not None:
+            rest = lim.min_off_s - (self.clock.ticks() - self._last_off)
+            if rest > 0:
+                notes.append(f"rest lengthened by {rest * 1000:.0f} ms to min_off {lim.min_off_s * 1e3:g} ms")
+                if self.clock.wait(self._stop, rest):
+                    return self._refuse(asked, "cut short by off()")
+        left = lim.budget_s - self._used_in_window()
+        if left < min(MIN_PULSE_S, given):
+            spent = f"duty budget spent ({lim.max_duty:g} of {lim.window_s:g} s)"
+            return self._refuse(asked, f"{spent}; {max(left, 0) * 1000:.0f} ms left")
+        if given > left:
+            given = left
+            notes.append(f"shortened to the {left * 1000:.0f} ms left of the duty budget")
+        note = "; ".join(notes)
+        if any(n.startswith("shortened") for n in notes):
+            log.warning("solenoid pulse of %.0f ms: %s", asked * 1000, note)
+        elif note:
+            log.info("solenoid pulse of %.0f ms: %s", asked * 1000, note)
+        with self._lock:
+            self._check_open()
+            start = self.clock.ticks()
+            self._on_since = start
+            self._on_since_real = time.monotonic()
+            self._device.on()
+        cut = self.clock.wait(self._stop, given)
+        end = self._force_off("")
+        actual = max(0.0, (end if end is not None else self.clock.ticks()) - start)
+        if cut:
+            note = "; ".join([*notes, "cut short by off()"])
+        return Pulse(asked, min(actual, given) if cut else given, note)
+
+    def _refuse(self, asked: float, why: str) -> Pulse:
+        what = f"{asked * 1000:.0f} ms" if asked == asked else "?"
+        log.warning("solenoid pulse of %s refused: %s", what, why)
+        return Pulse(asked if asked == asked else 0.0, 0.0, f"refused: {why}")
+
+    def _force_off(self, why: str) -> float | None:
+        """Pin low; record the on-interval. Returns the off tick when the pin was on."""
+        with self._lock:
+            if self._device.closed:
+                return None
+            self._device.off()
+            start, self._on_since = self._on_since, None
+            self._on_since_real = None
+            if start is None:
+                return None
+            end = self.clock.ticks()
+            self._last_off = end
+            self._history.append((start, end))
+            if why:
+                log.error("solenoid forced off by %s after %.0f ms", why, (end - start) * 1000)
+            return end
+
+    def _used_in_window(self) -> float:
+        """On-time inside the last ``window_s`` (drops intervals that left it: the deque stays bounded)."""
+        now = self.clock.ticks()
+        lo = now - self.limits.window_s
+        with self._lock:
+            h = self._history
+            while h and h[0][1] <= lo:
+                h.popleft()
+            return sum(end - max(start, lo) for start, end in h)
+
+    def _watch(self) -> None:
+        """Force the pin low if an on-time overruns ``max_on_s`` (a pulse thread that stalled).
+
+        Measured in real time whatever the shaker's clock: the coil heats in real time.
+        """
+        limit = self.limits.max_on_s + WATCHDOG_GRACE_S
+        while not self._closing.wait(WATCHDOG_POLL_S):
+            since = self._on_since_real
+            if since is not None and time.monotonic() - since > limit:
+                self._force_off("the watchdog")
+            elif since is None and self._device_on():
+                # the pin is high though no pulse of ours is running: time it from now
+                with self._lock:
+                    if self._on_since is None:
+                        self._on_since = self.clock.ticks()
+                        self._on_since_real = time.monotonic()
+
+    def _device_on(self) -> bool:
+        try:
+            return not self._device.closed and bool(self._device.value)
+        except Exception:  # a closed pin mid-teardown
+            return False
+
+
+class _Terminated(SystemExit):
+    """SIGTERM, raised in the main thread so every ``finally`` and ``with`` runs."""
+
+
+def install_signal_handlers(cleanup: Callable[[], None] | None = None) -> Callable[[], None]:
+    """Turn SIGTERM into ``SystemExit(143)`` (SIGINT already raises KeyboardInterrupt), so the
+    ``with``/``finally`` blocks that own the shaker run and drive the pin low.
+
+    ``cleanup`` (e.g. ``shaker.off``) is called first, inside the handler, so the pin goes low
+    even before the stack unwinds. Returns a function that restores the previous handlers.
+    Only the main thread can install handlers; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        if cleanup is not None:
+            with contextlib.suppress(Exception):
+                cleanup()
+        raise _Terminated(128 + signum)
+
+    def on_int(signum: int, frame: FrameType | None) -> None:
+        if cleanup is not None:
+            with contextlib.suppress(Exception):
+                cleanup()
+        raise KeyboardInterrupt
+
+    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_int)
+
+    def restore() -> None:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+    return restore
+
+
+@contextlib.contextmanager
+def signals_off(cleanup: Callable[[], None] | None = None) -> Iterator[None]:
+    """:func:`install_signal_handlers` for the duration of a ``with`` block."""
+    restore = install_signal_handlers(cleanup)
+    try:
+        yield
+    finally:
+        restore()
