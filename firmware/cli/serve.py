@@ -1,7 +1,9 @@
-"""``dicetower serve [--host H] [--port P] [--data DIR] [--require-token]``: the API, overlay and log.
+"""``dicetower serve [--tower sim|config|replay | --rng] [--host H] [--port P] [--data DIR]``.
 
-Listens on 127.0.0.1 by default. Beyond loopback (``--host 0.0.0.0``) rolling needs the
-bearer token that is created on first start, stored 0600 in the data directory and printed
+The HTTP/WebSocket API, the OBS overlay and the roll log. Rolls on the simulated tower by
+default, on the tower of the config file with ``--tower config`` (``--config PATH``), or with
+the RNG (``--rng``). Listens on 127.0.0.1 by default. Beyond loopback (``--host 0.0.0.0``)
+rolling needs the bearer token that is created on first start, stored 0600 in the data directory and printed
 once. Settings resolve as flag, then ``DICETOWER_*`` environment variable, then default.
 """
 
@@ -12,11 +14,15 @@ import os
 import sys
 from pathlib import Path
 
+from .tower import add_tower_arguments
+
 __all__ = ["register", "run"]
 
 EXAMPLES = """\
 examples:
-  dicetower serve                                  API + overlay on http://127.0.0.1:8080 (RNG dice)
+  dicetower serve                                  API + overlay on http://127.0.0.1:8080 (the sim tower)
+  dicetower serve --tower config                   the real tower of /etc/dicetower/config.toml
+  dicetower serve --rng                            dice from the OS's secure RNG, no tower
   dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
   dicetower serve --host 0.0.0.0                   reachable from the LAN: rolling needs the printed token
   curl -X POST localhost:8080/api/rolls -H 'content-type: application/json' -d '{"notation":"4d6kh3"}'
@@ -48,13 +54,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--photo-cap-mb", type=float, default=512, help="photo folder cap; oldest pruned (default 512)"
     )
-    p.add_argument("--seed", default=None, help="seed the RNG (tests and demos)")
-    p.add_argument(
+    rng = p.add_argument_group("RNG dice instead of a tower")
+    rng.add_argument("--rng", action="store_true", help="roll with the RNG (no photos)")
+    rng.add_argument("--seed", default=None, help="seed the RNG (tests and demos)")
+    rng.add_argument(
         "--throw-time",
         type=float,
         default=0.0,
         help="seconds each RNG throw takes, as a tower's would (demos)",
     )
+    add_tower_arguments(p, default=None)
     p.set_defaults(func=run)
 
 
@@ -71,14 +80,34 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..server.app import ServerConfig, create_app
-    from ..server.rolling import RandomRoller
+    from ..server.rolling import RandomRoller, Roller
     from ..server.rolllog import default_data_dir
+    from ..server.tower_roller import TowerRoller
+    from .tower import tower_config
 
     host = args.host or _env("HOST", "127.0.0.1")
     port = args.port if args.port is not None else int(_env("PORT", "8080"))
     data_dir = args.data or default_data_dir()
     rate = args.rate if args.rate is not None else float(_env("RATE", "2"))
-    seed = args.seed
+    if args.rng and args.tower:
+        raise ValueError("give --rng or --tower, not both")
+    if args.rng:
+        seed = args.seed
+
+        def open_roller() -> Roller:
+            return RandomRoller(seed, throw_time=args.throw_time)
+
+        what = "RNG dice"
+    else:
+        if args.seed is not None or args.throw_time:
+            raise ValueError("--seed and --throw-time go with --rng (the sim tower takes --sim-seed)")
+        args.tower = args.tower or "sim"
+        cfg = tower_config(args)  # validated now: a bad config fails before the server starts
+
+        def open_roller() -> Roller:
+            return TowerRoller.open(cfg)
+
+        what = f"the {args.tower} tower ({cfg.camera.backend} camera, {cfg.dice.describe()})"
     config = ServerConfig(
         data_dir=data_dir,
         host=host,
@@ -87,12 +116,12 @@ def run(args: argparse.Namespace) -> int:
         rate_per_second=rate,
         rate_burst=args.burst,
         photo_cap_bytes=int(args.photo_cap_mb * 2**20),
-        roller_factory=lambda: RandomRoller(seed, throw_time=args.throw_time),
+        roller_factory=open_roller,
         announce_token=_announce,
     )
     print(
         f"dicetower: serving on http://{host}:{port} (overlay /overlay, fairness /fairness, "
-        f"API /openapi.json); roll log in {data_dir}",
+        f"API /openapi.json); {what}; roll log in {data_dir}",
         file=sys.stderr,
         flush=True,
     )

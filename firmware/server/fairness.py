@@ -189,6 +189,8 @@ class DieStats:
     counts: dict[int, int]
     rethrows: dict[int, int] = field(default_factory=dict)
     sequence: list[int] = field(default_factory=list, repr=False)
+    #: re-throws this die caused whose face is not known (a re-shake moved the dice)
+    rethrows_no_face: int = 0
     bias: float = 0.1
 
     @property
@@ -241,7 +243,8 @@ class DieStats:
             "rolls_to_detect_bias": self.rolls_needed,
             "serial_correlation": r,
             "serial_p_value": rp,
-            "rethrows": sum(self.rethrows.values()),
+            "rethrows": sum(self.rethrows.values()) + self.rethrows_no_face,
+            "rethrows_face_unknown": self.rethrows_no_face,
         }
 
 
@@ -264,10 +267,10 @@ def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> 
     seqs: dict[tuple[str, str], list[int]] = defaultdict(list)
     rethrows: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     kinds: dict[str, str] = {}
+    unattributed: dict[tuple[str, str], int] = defaultdict(int)
     for row in rows:
         if row.get("status") != "done":
             continue
-        final: dict[str, int] = {}
         for d in row.get("dice") or ():
             kind = d.get("kind")
             face = d.get("face")
@@ -281,16 +284,21 @@ def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> 
             die = str(d.get("die") or f"rng {kind}")
             seqs[(die, kind)].append(face)
             kinds[die] = kind
-            final[die] = face
         for throw in row.get("throws") or ():
             for retry in throw.get("retries") or ():
-                die = retry.get("die")
-                if die in final:
-                    rethrows[(die, kinds[die])][final[die]] += 1
+                for d in retry.get("dice") or ():  # the unreadable dice that caused it
+                    die = d.get("die")
+                    if die not in kinds:
+                        continue
+                    if isinstance(d.get("face"), int):
+                        rethrows[(die, kinds[die])][d["face"]] += 1
+                    else:  # after a re-shake the die is known but not the face it was on
+                        unattributed[(die, kinds[die])] += 1
     out = []
     for (die, kind), seq in sorted(seqs.items(), key=lambda item: _natural(item[0][0])):
         stats = die_stats(die, kind, seq, bias)
         stats.rethrows = dict(rethrows.get((die, kind), {}))
+        stats.rethrows_no_face = unattributed.get((die, kind), 0)
         out.append(stats)
     return out
 

@@ -197,6 +197,8 @@ class ThrowHooks:
         return index
 
     def settled(self, info: ThrowInfo) -> None:
+        """Record a finished throw; its ``index`` is set here (a request may take several throws)."""
+        info.index = len(self.throws)
         self.throws.append(info)
         if self._settled:
             self._settled(info)

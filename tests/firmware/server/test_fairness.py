@@ -67,7 +67,10 @@ def _rows(faces_by_die: dict[str, list[int]], retries: dict[str, int] | None = N
         dice = [
             {"slot": j, "kind": "d6", "face": f[i], "die": d} for j, (d, f) in enumerate(faces_by_die.items())
         ]
-        throws = [{"retries": [{"reason": "cocked", "die": d} for d, k in (retries or {}).items() if i < k]}]
+        caused = [
+            {"die": d, "face": f[i]} for d, k in (retries or {}).items() if i < k for f in [faces_by_die[d]]
+        ]
+        throws = [{"retries": [{"action": "tap", "reason": "1 unreadable (cocked)", "dice": caused}]}]
         rows.append({"status": "done", "dice": dice, "throws": throws})
     rows.append({"status": "failed", "dice": [{"kind": "d6", "face": 6, "die": "red d6"}], "throws": []})
     return rows
