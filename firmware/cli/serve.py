@@ -52,6 +52,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--burst", type=int, default=10, help="rolls a client may send at once (default 10)")
     p.add_argument(
+        "--max-queue", type=int, default=100, help="rolls that may wait; more get 503 (default 100)"
+    )
+    p.add_argument(
         "--photo-cap-mb", type=float, default=512, help="photo folder cap; oldest pruned (default 512)"
     )
     rng = p.add_argument_group("RNG dice instead of a tower")
@@ -116,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         rate_per_second=rate,
         rate_burst=args.burst,
         photo_cap_bytes=int(args.photo_cap_mb * 2**20),
+        max_waiting=max(1, min(args.max_queue, 10_000)),
         roller_factory=open_roller,
         announce_token=_announce,
     )
