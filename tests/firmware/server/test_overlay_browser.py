@@ -70,10 +70,24 @@ ROLLS = [
     },
 ]
 
+#: what the simulated tray (4 white d6, 1 red wild d6) can throw
+TOWER_ROLLS = [
+    {"notation": "4d6kh3+2", "roller": "Ann"},
+    {"system": "wizard-quest", "check": "pool", "params": {"level": 5}, "roller": "Cy"},
+    {"notation": "2d6+3", "roller": "Dee"},
+    {
+        "system": "runic-flux",
+        "check": "skill",
+        "params": {"level": 3, "stat": 4, "difficulty": 15},
+        "roller": "Bo",
+    },
+]
+
 
 def _post_all(client, rolls: list[dict]) -> list[int]:
     ids = [client.post("/api/rolls", json=r).json()["id"] for r in rolls]
-    wait_for(lambda: client.get(f"/api/rolls/{ids[-1]}").json()["status"] == "done")
+    wait_for(lambda: client.get(f"/api/rolls/{ids[-1]}").json()["status"] in ("done", "failed"), timeout=60)
+    assert [client.get(f"/api/rolls/{i}").json()["status"] for i in ids] == ["done"] * len(ids)
     return ids
 
 
@@ -88,17 +102,33 @@ def server_config(config: ServerConfig) -> ServerConfig:
     return replace(config, rate_per_second=0, roller_factory=lambda: RandomRoller(11))
 
 
-def test_overlay_shows_rolls_and_survives_refresh_and_restart(browser, server_config: ServerConfig) -> None:
+@pytest.fixture
+def tower_config(config: ServerConfig) -> ServerConfig:
+    """The simulated tower: every die on the overlay is a crop of the throw's photo."""
+    from dicetower.firmware.config import DEFAULT_CONFIG
+    from dicetower.firmware.server.tower_roller import TowerRoller
+
+    cfg = DEFAULT_CONFIG.with_changes(sim=replace(DEFAULT_CONFIG.sim, seed=21))
+    return replace(config, rate_per_second=0, roller_factory=lambda: TowerRoller.open(cfg))
+
+
+def test_overlay_shows_rolls_and_survives_refresh_and_restart(browser, tower_config: ServerConfig) -> None:
     import httpx
 
-    page = browser.new_page(viewport={"width": 600, "height": 560})
+    page = browser.new_page(viewport={"width": 600, "height": 370})
     errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    # a refused reconnect while the server is down is expected; anything else is a bug
+    page.on(
+        "console",
+        lambda m: (
+            errors.append(m.text) if m.type == "error" and "ERR_CONNECTION_REFUSED" not in m.text else None
+        ),
+    )
     page.on("pageerror", lambda e: errors.append(str(e)))
     showing = "id => document.querySelector('#current')?.dataset.rollId === String(id)"
-    with live_server(server_config) as base, httpx.Client(base_url=base) as client:
+    with live_server(tower_config) as base, httpx.Client(base_url=base) as client:
         port = int(base.rsplit(":", 1)[1])
-        ids = _post_all(client, ROLLS)
+        ids = _post_all(client, TOWER_ROLLS)
         last = client.get(f"/api/rolls/{ids[-1]}").json()
         page.goto(f"{base}/overlay?theme=dark&scale=1&history=4")
         page.wait_for_function(showing, arg=ids[-1])
@@ -107,16 +137,21 @@ def test_overlay_shows_rolls_and_survives_refresh_and_restart(browser, server_co
         assert page.inner_text("#current .roller") == "Bo"
         assert page.inner_text("#current .badge").lower().startswith(last["outcome"])
         assert "P(" in page.inner_text("#current .odds")
+        crops = page.eval_on_selector_all(
+            "#current .die img",
+            "imgs => imgs.map(i => [i.getAttribute('src'), i.complete && i.naturalWidth > 0])",
+        )
+        assert crops == [[d["crop_url"], True] for d in last["dice"]]  # every die a crop of the real photo
         assert _overlay_ids(page) == (str(ids[-1]), [str(i) for i in ids[-2::-1]])
         _shot(page, "overlay.png", omit_background=True)
 
-        live = _post_all(client, [{"notation": "2d20kh1+5", "roller": "Eve"}])[0]  # arrives over /ws
+        live = _post_all(client, [{"notation": "3d6kh2", "roller": "Eve"}])[0]  # arrives over /ws
         page.wait_for_function(showing, arg=live)
         page.reload()  # an OBS refresh: the state comes back from the log
         page.wait_for_function(showing, arg=live)
         assert _overlay_ids(page)[1] == [str(i) for i in ids[::-1]]
 
-    with live_server(server_config, port=port) as base, httpx.Client(base_url=base) as client:
+    with live_server(tower_config, port=port) as base, httpx.Client(base_url=base) as client:
         after = _post_all(client, [{"notation": "3d6", "roller": "Fay"}])[0]  # a new server run, a new epoch
         page.wait_for_function(showing, arg=after, timeout=15000)
         current, history = _overlay_ids(page)
