@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from typing import Any
 
@@ -23,6 +24,8 @@ from .rolllog import PhotoFile, RollLog
 from .views import crop_jpegs, roll_view
 
 __all__ = ["QueueFullError", "RollQueue"]
+
+log = logging.getLogger(__name__)
 
 
 class QueueFullError(RuntimeError):
@@ -44,6 +47,7 @@ class RollQueue:
         self.rolled = 0
         self.failed = 0
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -52,7 +56,13 @@ class RollQueue:
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.create_task(self._work(), name="dicetower-roll-worker")
 
-    async def stop(self) -> None:
+    async def stop(self, grace_s: float = 30.0) -> None:
+        """Let the roll in progress finish (up to ``grace_s``), then stop; waiting rolls stay pending."""
+        self._stopping = True
+        self._wake.set()
+        deadline = time.monotonic() + grace_s
+        while self.current is not None and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -76,6 +86,8 @@ class RollQueue:
 
     async def submit(self, request: RollRequest, client: str) -> tuple[int, int]:
         """Queue a validated request; returns its id and place."""
+        if self._stopping:
+            raise QueueFullError("the server is stopping; try again when it is back")
         if len(self._waiting) >= self.max_waiting:
             raise QueueFullError(f"{len(self._waiting)} rolls are waiting; try again shortly")
         roll_id = await run_in_threadpool(
@@ -112,16 +124,21 @@ class RollQueue:
     # -- the worker -----------------------------------------------------------------------
 
     async def _work(self) -> None:
-        while True:
+        while not self._stopping:
             while not self._waiting:
                 self._wake.clear()
                 await self._wake.wait()
+                if self._stopping:
+                    return
             roll_id, request = self._waiting.pop(0)
             self.current = roll_id
             try:
                 await self._roll_one(roll_id, request)
+            except Exception:  # the log itself failed: this roll stays pending (failed at the next start)
+                log.exception("roll %s could not be recorded", roll_id)
             finally:
                 self.current = None
+                self._accepted.pop(roll_id, None)
 
     def _emit(self, type_: str, data: dict[str, Any]) -> None:
         """From the worker thread: publish on the loop, in order."""
@@ -198,14 +215,13 @@ def _photos_and_throws(
             photos.append(PhotoFile(name, t.photo_jpeg))
             entry["photo"] = name
         out.append(entry)
-    by_throw = {t.index: t for t in throws}
-    for d in dice:
-        t = by_throw.get(d.get("throw"))  # type: ignore[arg-type]
-        if t is None or not t.photo_jpeg or not d.get("box"):
+    for t in throws:  # each photo is decoded once for all its dice
+        mine = [d for d in dice if d.get("throw") == t.index and d.get("box")]
+        if not t.photo_jpeg or not mine:
             continue
-        crop = crop_jpegs(t.photo_jpeg, [d["box"]])[0]
-        if crop:
-            name = f"die-{d['slot']}.jpg"
-            photos.append(PhotoFile(name, crop))
-            d["crop"] = name
+        for d, crop in zip(mine, crop_jpegs(t.photo_jpeg, [d["box"] for d in mine]), strict=True):
+            if crop:
+                name = f"die-{d['slot']}.jpg"
+                photos.append(PhotoFile(name, crop))
+                d["crop"] = name
     return photos, out

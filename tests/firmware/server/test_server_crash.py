@@ -49,6 +49,7 @@ def _start(data: Path, port: int) -> subprocess.Popen:
             str(data),
             "--rate",
             "0",
+            "--rng",
             "--throw-time",
             "0.4",
             "--seed",
