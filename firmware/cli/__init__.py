@@ -22,7 +22,19 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 #: module names under ``dicetower.firmware.cli``, each registering its subcommand(s). A module
 #: named as its command is the only one imported when that command runs.
-SUBCOMMANDS: tuple[str, ...] = ("roll", "check", "odds", "read", "eval", "calibrate", "tower", "record")
+SUBCOMMANDS: tuple[str, ...] = (
+    "roll",
+    "check",
+    "odds",
+    "read",
+    "eval",
+    "calibrate",
+    "tower",
+    "record",
+    "serve",
+    "log",
+    "fairness",
+)
 
 
 def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:

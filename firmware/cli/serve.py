@@ -1,0 +1,133 @@
+"""``dicetower serve [--tower sim|config|replay | --rng] [--host H] [--port P] [--data DIR]``.
+
+The HTTP/WebSocket API, the OBS overlay and the roll log. Rolls on the simulated tower by
+default, on the tower of the config file with ``--tower config`` (``--config PATH``), or with
+the RNG (``--rng``). Listens on 127.0.0.1 by default. Beyond loopback (``--host 0.0.0.0``)
+rolling needs the bearer token that is created on first start, stored 0600 in the data directory and printed
+once. Settings resolve as flag, then ``DICETOWER_*`` environment variable, then default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from .tower import add_tower_arguments
+
+__all__ = ["register", "run"]
+
+EXAMPLES = """\
+examples:
+  dicetower serve                                  API + overlay on http://127.0.0.1:8080 (the sim tower)
+  dicetower serve --tower config                   the real tower of /etc/dicetower/config.toml
+  dicetower serve --rng                            dice from the OS's secure RNG, no tower
+  dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
+  dicetower serve --host 0.0.0.0                   reachable from the LAN: rolling needs the printed token
+  curl -X POST localhost:8080/api/rolls -H 'content-type: application/json' -d '{"notation":"4d6kh3"}'
+
+OBS: add a Browser source with URL http://127.0.0.1:8080/overlay?theme=dark&scale=1 (docs/server.md)
+"""
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(f"DICETOWER_{name}", default)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        help="run the HTTP/WebSocket API, the OBS overlay and the roll log",
+        description="Serve rolls over HTTP and WebSocket, the OBS overlay and the fairness page.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--host", default=None, help="address to listen on (DICETOWER_HOST; default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (DICETOWER_PORT; default 8080)")
+    p.add_argument("--data", type=Path, default=None, help="roll log and photos (DICETOWER_DATA_DIR)")
+    p.add_argument("--require-token", action="store_true", help="ask for the bearer token even on loopback")
+    p.add_argument(
+        "--rate", type=float, default=None, help="rolls per second per client (0: no limit; default 2)"
+    )
+    p.add_argument("--burst", type=int, default=10, help="rolls a client may send at once (default 10)")
+    p.add_argument(
+        "--max-queue", type=int, default=100, help="rolls that may wait; more get 503 (default 100)"
+    )
+    p.add_argument(
+        "--photo-cap-mb", type=float, default=512, help="photo folder cap; oldest pruned (default 512)"
+    )
+    rng = p.add_argument_group("RNG dice instead of a tower")
+    rng.add_argument("--rng", action="store_true", help="roll with the RNG (no photos)")
+    rng.add_argument("--seed", default=None, help="seed the RNG (tests and demos)")
+    rng.add_argument(
+        "--throw-time",
+        type=float,
+        default=0.0,
+        help="seconds each RNG throw takes, as a tower's would (demos)",
+    )
+    add_tower_arguments(p, default=None)
+    p.set_defaults(func=run)
+
+
+def _announce(token: str, data_dir: Path) -> None:
+    print(
+        f"dicetower: created the API token (stored 0600 in {data_dir / 'api-token'}; shown only now):\n"
+        f"  {token}\n  send it as: Authorization: Bearer <token>",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from ..server.app import ServerConfig, create_app
+    from ..server.rolling import RandomRoller, Roller
+    from ..server.rolllog import default_data_dir
+    from ..server.tower_roller import TowerRoller
+    from .tower import tower_config
+
+    host = args.host or _env("HOST", "127.0.0.1")
+    port = args.port if args.port is not None else int(_env("PORT", "8080"))
+    data_dir = args.data or default_data_dir()
+    rate = args.rate if args.rate is not None else float(_env("RATE", "2"))
+    if args.rng and args.tower:
+        raise ValueError("give --rng or --tower, not both")
+    if args.rng:
+        seed = args.seed
+
+        def open_roller() -> Roller:
+            return RandomRoller(seed, throw_time=args.throw_time)
+
+        what = "RNG dice"
+    else:
+        if args.seed is not None or args.throw_time:
+            raise ValueError("--seed and --throw-time go with --rng (the sim tower takes --sim-seed)")
+        args.tower = args.tower or "sim"
+        cfg = tower_config(args)  # validated now: a bad config fails before the server starts
+
+        def open_roller() -> Roller:
+            return TowerRoller.open(cfg)
+
+        what = f"the {args.tower} tower ({cfg.camera.backend} camera, {cfg.dice.describe()})"
+    config = ServerConfig(
+        data_dir=data_dir,
+        host=host,
+        port=port,
+        require_token=True if args.require_token else None,
+        rate_per_second=rate,
+        rate_burst=args.burst,
+        photo_cap_bytes=int(args.photo_cap_mb * 2**20),
+        max_waiting=max(1, min(args.max_queue, 10_000)),
+        roller_factory=open_roller,
+        announce_token=_announce,
+    )
+    print(
+        f"dicetower: serving on http://{host}:{port} (overlay /overlay, fairness /fairness, "
+        f"API /openapi.json); {what}; roll log in {data_dir}",
+        file=sys.stderr,
+        flush=True,
+    )
+    uvicorn.run(create_app(config), host=host, port=port, log_level="warning", ws="websockets-sansio")
+    return 0

@@ -1,0 +1,412 @@
+"""The Starlette application: routes, the lifespan that opens the log and the roller, error mapping.
+
+``create_app(config)`` builds ``Starlette(routes=[...], lifespan=...)``. The lifespan opens
+the roll log (recovering rolls left in flight by a crash), the roller and the event bus,
+starts the one roll worker, and yields them as request state: nothing lives in module
+globals. Errors are mapped once in ``exception_handlers``: every 4xx is
+``{"error": {"status", "field", "message"}}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from .events import EventBus
+from .fairness import fairness_from_rows
+from .fairness_page import fairness_html
+from .openapi import openapi_schema
+from .rolling import RandomRoller, RequestFieldError, Roller, parse_roll_request
+from .rolllog import RollLog
+from .rollqueue import QueueFullError, RollQueue
+from .security import (
+    BodyLimitMiddleware,
+    BodyTooLargeError,
+    RateLimiter,
+    SecurityHeadersMiddleware,
+    is_loopback,
+    load_or_create_token,
+    token_matches,
+)
+from .views import roll_summary, roll_view
+
+__all__ = ["ApiError", "ServerConfig", "create_app"]
+
+
+@dataclass
+class ServerConfig:
+    """Everything ``dicetower serve`` decides before the app starts."""
+
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    #: None: a token is required exactly when ``host`` is not loopback
+    require_token: bool | None = None
+    rate_per_second: float = 2.0
+    rate_burst: int = 10
+    max_body_bytes: int = 16 * 1024
+    max_waiting: int = 100
+    event_history: int = 2000
+    replay_last: int = 50
+    client_queue: int = 1024
+    snapshot_rolls: int = 20
+    photo_cap_bytes: int | None = 512 * 2**20
+    fairness_bias: float = 0.1
+    #: opens the roller in the lifespan (from a worker thread); the RNG by default
+    roller_factory: Callable[[], Roller] = field(default=RandomRoller)
+    #: called once with the new token when one is created
+    announce_token: Callable[[str, Path], None] | None = None
+
+    @property
+    def token_required(self) -> bool:
+        return self.require_token if self.require_token is not None else not is_loopback(self.host)
+
+
+class ApiError(Exception):
+    """A request the API refuses: ``status``, the ``field`` at fault (if any) and a message."""
+
+    def __init__(self, status: int, message: str, *, field_name: str | None = None, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.field = field_name
+        self.extra = extra
+
+
+def _error(status: int, message: str, field_name: str | None = None, **extra: Any) -> JSONResponse:
+    body: dict[str, Any] = {"status": status, "field": field_name, "message": message, **extra}
+    headers = {"Retry-After": str(extra["retry_after"])} if "retry_after" in extra else None
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return _error(exc.status, exc.message, exc.field, **exc.extra)
+
+
+async def _field_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestFieldError)
+    extra = {"position": exc.position} if exc.position is not None else {}
+    return _error(exc.status, exc.message, exc.field, **extra)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    return _error(exc.status_code, str(exc.detail))
+
+
+async def _too_large(request: Request, exc: Exception) -> Response:
+    return _error(413, str(exc), "body")
+
+
+async def _queue_full(request: Request, exc: Exception) -> Response:
+    return _error(503, str(exc), retry_after=1)
+
+
+# -- helpers ----------------------------------------------------------------------------
+
+
+def _state(request: Request | WebSocket) -> Any:
+    return request.state
+
+
+def _require_token(request: Request) -> None:
+    token = _state(request).token
+    if token is None:
+        return
+    if "authorization" not in request.headers:
+        raise ApiError(
+            401, "this server needs Authorization: Bearer TOKEN to roll", field_name="authorization"
+        )
+    if not token_matches(request.headers, token):
+        raise ApiError(401, "the bearer token is not this server's token", field_name="authorization")
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _int_query(request: Request, name: str, default: int | None, lo: int, hi: int) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, f"{name} must be a whole number, got {raw[:20]!r}", field_name=name) from None
+    if not lo <= value <= hi:
+        raise ApiError(400, f"{name} must be between {lo} and {hi}", field_name=name)
+    return value
+
+
+# -- endpoints --------------------------------------------------------------------------
+
+
+async def post_roll(request: Request) -> Response:
+    _require_token(request)
+    state = _state(request)
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/json":
+        raise ApiError(415, "send the roll as application/json", field_name="content-type")
+    raw = await request.body()
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(400, f"body is not valid JSON: {exc}", field_name="body") from None
+    roll = parse_roll_request(body)
+    wait = state.limiter.allow(_client(request))
+    if wait:
+        raise ApiError(
+            429, f"too many rolls from {_client(request)}; wait {wait:.1f} s", retry_after=max(1, round(wait))
+        )
+    roll_id, place = await state.queue.submit(roll, _client(request))
+    return JSONResponse(
+        {"id": roll_id, "status": "queued", "place": place, "url": f"/api/rolls/{roll_id}"},
+        status_code=202,
+        headers={"Location": f"/api/rolls/{roll_id}"},
+    )
+
+
+async def list_rolls(request: Request) -> Response:
+    state = _state(request)
+    limit = _int_query(request, "limit", 50, 1, 200)
+    before = _int_query(request, "before", None, 1, 2**62)
+    roller = request.query_params.get("roller") or None
+    system = request.query_params.get("system") or None
+    rows = await run_in_threadpool(state.log.list, limit=limit, before=before, roller=roller, system=system)
+    items = [roll_summary(roll_view(r)) for r in rows]
+    nxt = f"/api/rolls?before={items[-1]['id']}&limit={limit}" if len(items) == limit else None
+    return JSONResponse({"rolls": items, "next": nxt})
+
+
+async def get_roll(request: Request) -> Response:
+    state = _state(request)
+    roll_id = request.path_params["roll_id"]
+    row = await run_in_threadpool(state.log.get, roll_id)
+    if row is None:
+        raise ApiError(404, f"no roll {roll_id}", field_name="roll_id")
+    view = roll_view(row)
+    if view["status"] in ("queued", "rolling"):
+        view["place"] = state.queue.place(roll_id)
+    return JSONResponse(view)
+
+
+async def _photo(request: Request, name: str) -> Response:
+    state = _state(request)
+    roll_id = request.path_params["roll_id"]
+    path = await run_in_threadpool(state.log.photo_path, roll_id, name)
+    if path is None:
+        raise ApiError(404, f"roll {roll_id} has no photo {name} (or it was pruned)")
+    return FileResponse(path, media_type="image/jpeg", headers={"Cache-Control": "public, max-age=86400"})
+
+
+async def get_photo(request: Request) -> Response:
+    return await _photo(request, f"throw-{request.path_params['index']}.jpg")
+
+
+async def get_crop(request: Request) -> Response:
+    return await _photo(request, f"die-{request.path_params['slot']}.jpg")
+
+
+def _fairness(log: RollLog, bias: float) -> list[Any]:
+    return fairness_from_rows(log.iter_rows(status="done"), bias)
+
+
+async def get_fairness(request: Request) -> Response:
+    state = _state(request)
+    stats = await run_in_threadpool(_fairness, state.log, state.config.fairness_bias)
+    return JSONResponse({"dice": [s.to_json() for s in stats]})
+
+
+async def fairness_page(request: Request) -> Response:
+    state = _state(request)
+    stats = await run_in_threadpool(_fairness, state.log, state.config.fairness_bias)
+    return HTMLResponse(fairness_html(stats))
+
+
+async def get_tower(request: Request) -> Response:
+    state = _state(request)
+    roller_status = await run_in_threadpool(state.roller.status)
+    return JSONResponse(
+        {
+            "roller": roller_status,
+            **state.queue.status(),
+            "token_required": state.token is not None,
+            "events": {"epoch": state.bus.epoch, "seq": state.bus.seq, "clients": state.bus.clients},
+        }
+    )
+
+
+async def get_openapi(request: Request) -> Response:
+    return JSONResponse(openapi_schema())
+
+
+async def index(request: Request) -> Response:
+    return RedirectResponse("/overlay", status_code=307)
+
+
+async def favicon(request: Request) -> Response:
+    return Response(status_code=204)  # browsers and OBS ask for one; an empty answer, not a 404
+
+
+def _static_file(name: str) -> Path:
+    return Path(str(resources.files(__package__) / "static" / name))
+
+
+async def overlay(request: Request) -> Response:
+    return FileResponse(_static_file("overlay.html"), media_type="text/html")
+
+
+async def _snapshot(state: Any) -> dict[str, Any]:
+    """Recent finished rolls and the pending ones, for a client that must rebuild its state."""
+    seq = state.bus.seq  # read first: anything later comes as events
+    rows = await run_in_threadpool(state.log.list, limit=state.config.snapshot_rolls)
+    pending = await run_in_threadpool(state.log.pending)
+    return {
+        "type": "snapshot",
+        "epoch": state.bus.epoch,
+        "seq": seq,
+        "rolls": [roll_view(r) for r in reversed(rows)],
+        "pending": [roll_view(p) for p in pending],
+    }
+
+
+async def ws_events(websocket: WebSocket) -> None:
+    state = _state(websocket)
+    bus: EventBus = state.bus
+    q = websocket.query_params
+    try:
+        since = int(q["since"]) if q.get("since") else None
+        last = min(int(q.get("last", state.config.replay_last)), bus.history)
+    except ValueError:
+        await websocket.close(code=1008, reason="since and last must be whole numbers")
+        return
+    await websocket.accept()
+    sub = bus.subscribe()  # before anything is read: no event can slip between replay and live
+
+    async def watch_close() -> None:
+        with contextlib.suppress(Exception):
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    break
+        sub.end()
+
+    watcher = asyncio.create_task(watch_close())
+    sent = 0
+    try:
+        replay = bus.replay(since, q.get("epoch"), last)
+        if replay is None or since is None:
+            snap = await _snapshot(state)
+            await websocket.send_json(snap)
+            sent = snap["seq"]
+            replay = [e for e in (replay or []) if e.seq <= sent]
+        await websocket.send_text(json.dumps({"type": "hello", "epoch": bus.epoch, "seq": bus.seq}))
+        for event in replay:
+            await websocket.send_text(event.text)
+            sent = max(sent, event.seq)
+        while True:
+            event = await sub.queue.get()
+            if event is None:
+                if sub.overflowed:
+                    await websocket.close(code=1013, reason="fell behind: reconnect with since")
+                break
+            if event.seq <= sent:
+                continue
+            await websocket.send_text(event.text)
+            sent = event.seq
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        pass  # the client went away: a normal end
+    finally:
+        bus.unsubscribe(sub)
+        watcher.cancel()
+
+
+# -- the app ----------------------------------------------------------------------------
+
+
+def create_app(config: ServerConfig) -> Starlette:
+    """The server over ``config``; the roll log, roller and worker open in its lifespan."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        data_dir = Path(config.data_dir)
+        data_dir.mkdir(parents=True, exist_ok=True)
+        log = await run_in_threadpool(RollLog, data_dir, photo_cap_bytes=config.photo_cap_bytes)
+        try:
+            await run_in_threadpool(log.recover)
+            token = None
+            if config.token_required:
+                token, created = load_or_create_token(data_dir)
+                if created and config.announce_token:
+                    config.announce_token(token, data_dir)
+            roller = await run_in_threadpool(config.roller_factory)
+            try:
+                bus = EventBus(history=config.event_history, client_queue=config.client_queue)
+                queue = RollQueue(log, roller, bus, max_waiting=config.max_waiting)
+                queue.start()
+                try:
+                    yield {
+                        "config": config,
+                        "log": log,
+                        "roller": roller,
+                        "bus": bus,
+                        "queue": queue,
+                        "token": token,
+                        "limiter": RateLimiter(config.rate_per_second, config.rate_burst),
+                    }
+                finally:
+                    await queue.stop()
+            finally:
+                await run_in_threadpool(roller.close)
+        finally:
+            log.close()
+
+    static = StaticFiles(packages=[(__package__ or "dicetower.firmware.server", "static")])
+    routes = [
+        Route("/", index),
+        Route("/favicon.ico", favicon),
+        Route("/overlay", overlay),
+        Route("/fairness", fairness_page),
+        Route("/openapi.json", get_openapi),
+        Route("/api/rolls", post_roll, methods=["POST"]),
+        Route("/api/rolls", list_rolls, methods=["GET"]),
+        Route("/api/rolls/{roll_id:int}", get_roll),
+        Route("/api/rolls/{roll_id:int}/photos/{index:int}.jpg", get_photo),
+        Route("/api/rolls/{roll_id:int}/dice/{slot:int}.jpg", get_crop),
+        Route("/api/fairness", get_fairness),
+        Route("/api/tower", get_tower),
+        WebSocketRoute("/ws", ws_events),
+        Mount("/static", app=static, name="static"),
+    ]
+    return Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        middleware=[
+            Middleware(SecurityHeadersMiddleware),
+            Middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes),
+        ],
+        exception_handlers={
+            ApiError: _api_error,
+            RequestFieldError: _field_error,
+            HTTPException: _http_error,
+            BodyTooLargeError: _too_large,
+            QueueFullError: _queue_full,
+        },
+    )

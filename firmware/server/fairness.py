@@ -1,0 +1,399 @@
+"""Is each physical die fair? Statistics over the roll log, per die identity.
+
+For each die (``"red d6"``, ``"white d6 #2"`` on the tower; ``"rng d6"`` for the RNG's
+dice, one per kind and role): counts per face, the χ² goodness-of-fit p-value against a
+uniform die, Wilson 95 % intervals per face, how many rolls a test would need to catch a
+given bias, the lag-1 serial correlation of successive throws, and how many re-throws an
+unreadable die caused per face (a die that often lands cocked on one face biases nothing
+by itself, but the retry rule must not let it: ``docs/tower.md``).
+
+The χ² survival function is the regularized upper incomplete gamma function, computed
+here with :mod:`math` (series below ``a + 1``, Lentz's continued fraction above), so the
+server needs no scipy. ``tests/firmware/server/test_fairness.py`` checks it against
+tabulated values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...rules.faces import printed_faces
+
+__all__ = [
+    "DieStats",
+    "chi2_isf",
+    "chi2_sf",
+    "die_stats",
+    "fairness_from_rows",
+    "format_fairness",
+    "gammaincc",
+    "histogram_svg",
+    "ncx2_sf",
+    "rolls_to_detect",
+    "serial_correlation",
+    "wilson_interval",
+]
+
+_EPS = 1e-15
+_MAX_ITER = 10_000
+
+
+def gammaincc(a: float, x: float) -> float:
+    """Regularized upper incomplete gamma ``Q(a, x) = Γ(a, x) / Γ(a)``."""
+    if a <= 0:
+        raise ValueError("a must be positive")
+    if x <= 0:
+        return 1.0
+    log_front = -x + a * math.log(x) - math.lgamma(a)
+    if x < a + 1:  # the series for P converges fast here
+        term = total = 1.0 / a
+        n = a
+        for _ in range(_MAX_ITER):
+            n += 1
+            term *= x / n
+            total += term
+            if abs(term) < abs(total) * _EPS:
+                break
+        return max(0.0, 1.0 - total * math.exp(log_front))
+    # continued fraction for Q (modified Lentz)
+    tiny = 1e-300
+    b = x + 1 - a
+    c = 1 / tiny
+    d = 1 / b
+    h = d
+    for i in range(1, _MAX_ITER):
+        an = -i * (i - a)
+        b += 2
+        d = an * d + b
+        d = tiny if abs(d) < tiny else d
+        c = b + an / c
+        c = tiny if abs(c) < tiny else c
+        d = 1 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1) < _EPS:
+            break
+    return min(1.0, math.exp(log_front) * h)
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """P(X ≥ x) for X ~ χ²(df)."""
+    return gammaincc(df / 2, x / 2)
+
+
+def chi2_isf(p: float, df: int) -> float:
+    """The x with ``chi2_sf(x, df) == p`` (bisection; the sf is monotone)."""
+    lo, hi = 0.0, max(10.0, 10.0 * df)
+    while chi2_sf(hi, df) > p:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if chi2_sf(mid, df) > p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-10 * hi:
+            break
+    return (lo + hi) / 2
+
+
+def ncx2_sf(x: float, df: int, nc: float) -> float:
+    """P(X ≥ x) for a noncentral χ²: a Poisson(nc/2) mixture of central χ²(df + 2j)."""
+    if nc <= 0:
+        return chi2_sf(x, df)
+    half = nc / 2
+    total = 0.0
+    j_mid = int(half)
+    # sum outward from the Poisson mode until the weights are negligible (bounded)
+    log_w_mid = -half + j_mid * math.log(half) - math.lgamma(j_mid + 1) if half > 0 else 0.0
+    for direction in (1, -1):
+        j = j_mid if direction == 1 else j_mid - 1
+        for _ in range(_MAX_ITER):
+            if j < 0:
+                break
+            log_w = -half + j * math.log(half) - math.lgamma(j + 1)
+            w = math.exp(log_w)
+            total += w * chi2_sf(x, df + 2 * j)
+            if log_w < log_w_mid - 40:
+                break
+            j += direction
+    return min(1.0, total)
+
+
+def rolls_to_detect(faces: int, bias: float = 0.1, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Rolls a χ² test needs to notice, with ``power``, one face that comes up ``(1 + bias)`` times as often.
+
+    The other faces share the rest evenly. Cohen's effect size ``w² = Σ (p₁ − p₀)² / p₀``
+    and the noncentrality ``λ`` at which a χ²(faces − 1) test at level ``alpha`` reaches
+    ``power`` give ``n = λ / w²``.
+    """
+    if faces < 2 or not 0 < bias < faces - 1:
+        raise ValueError("need at least 2 faces and 0 < bias < faces - 1")
+    p0 = 1 / faces
+    hot = p0 * (1 + bias)
+    cold = (1 - hot) / (faces - 1)
+    w2 = ((hot - p0) ** 2 + (faces - 1) * (cold - p0) ** 2) / p0
+    df = faces - 1
+    crit = chi2_isf(alpha, df)
+    lo, hi = 0.0, 1.0
+    while ncx2_sf(crit, df, hi) < power:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if ncx2_sf(crit, df, mid) < power:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-6:
+            break
+    return math.ceil(hi / w2)
+
+
+def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """Wilson score interval for a proportion ``k / n`` (95 % by default)."""
+    if n <= 0:
+        return (0.0, 1.0)
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def serial_correlation(seq: Sequence[float]) -> tuple[float | None, float | None]:
+    """Lag-1 autocorrelation of successive faces and its two-sided p-value (``r·√n`` ≈ N(0, 1))."""
+    n = len(seq)
+    if n < 3:
+        return None, None
+    mean = sum(seq) / n
+    var = sum((v - mean) ** 2 for v in seq)
+    if var == 0:
+        return None, None
+    r = sum((seq[i] - mean) * (seq[i + 1] - mean) for i in range(n - 1)) / var
+    z = abs(r) * math.sqrt(n)
+    return r, math.erfc(z / math.sqrt(2))
+
+
+@dataclass
+class DieStats:
+    """The fairness figures of one die."""
+
+    die: str
+    kind: str
+    faces: tuple[int, ...]
+    counts: dict[int, int]
+    rethrows: dict[int, int] = field(default_factory=dict)
+    sequence: list[int] = field(default_factory=list, repr=False)
+    #: re-throws this die caused whose face is not known (a re-shake moved the dice)
+    rethrows_no_face: int = 0
+    bias: float = 0.1
+
+    @property
+    def n(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def chi2(self) -> float | None:
+        n, k = self.n, len(self.faces)
+        if n == 0:
+            return None
+        expected = n / k
+        return sum((self.counts.get(f, 0) - expected) ** 2 / expected for f in self.faces)
+
+    @property
+    def p_value(self) -> float | None:
+        x = self.chi2
+        return None if x is None else chi2_sf(x, len(self.faces) - 1)
+
+    def intervals(self) -> dict[int, tuple[float, float]]:
+        return {f: wilson_interval(self.counts.get(f, 0), self.n) for f in self.faces}
+
+    @property
+    def rolls_needed(self) -> int | None:
+        k = len(self.faces)
+        return rolls_to_detect(k, self.bias) if k >= 2 and self.bias < k - 1 else None
+
+    def to_json(self) -> dict[str, Any]:
+        r, rp = serial_correlation(self.sequence)
+        ivals = self.intervals()
+        n = self.n
+        return {
+            "die": self.die,
+            "kind": self.kind,
+            "rolls": n,
+            "faces": [
+                {
+                    "face": f,
+                    "count": self.counts.get(f, 0),
+                    "share": self.counts.get(f, 0) / n if n else None,
+                    "ci95": list(ivals[f]),
+                    "rethrows": self.rethrows.get(f, 0),
+                }
+                for f in self.faces
+            ],
+            "expected_share": 1 / len(self.faces),
+            "chi2": self.chi2,
+            "p_value": self.p_value,
+            "bias": self.bias,
+            "rolls_to_detect_bias": self.rolls_needed,
+            "serial_correlation": r,
+            "serial_p_value": rp,
+            "rethrows": sum(self.rethrows.values()) + self.rethrows_no_face,
+            "rethrows_face_unknown": self.rethrows_no_face,
+        }
+
+
+#: kinds with too many faces for a per-face table (a d1000) are left out of fairness
+MAX_FAIRNESS_FACES = 120
+
+
+def die_stats(die: str, kind: str, sequence: Iterable[int], bias: float = 0.1) -> DieStats:
+    """Stats of one die from its faces in throw order."""
+    faces = tuple(printed_faces(kind))
+    seq = list(sequence)
+    counts: dict[int, int] = defaultdict(int)
+    for f in seq:
+        counts[f] += 1
+    return DieStats(die, kind, faces, dict(counts), sequence=seq, bias=bias)
+
+
+def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> list[DieStats]:
+    """Fairness per die identity over finished log rows (oldest first), failed rows skipped."""
+    seqs: dict[tuple[str, str], list[int]] = defaultdict(list)
+    rethrows: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    kinds: dict[str, str] = {}
+    unattributed: dict[tuple[str, str], int] = defaultdict(int)
+    for row in rows:
+        if row.get("status") != "done":
+            continue
+        for d in row.get("dice") or ():
+            kind = d.get("kind")
+            face = d.get("face")
+            if not isinstance(kind, str) or not isinstance(face, int):
+                continue
+            try:
+                if len(printed_faces(kind)) > MAX_FAIRNESS_FACES:
+                    continue
+            except ValueError:
+                continue
+            die = str(d.get("die") or f"rng {kind}")
+            seqs[(die, kind)].append(face)
+            kinds[die] = kind
+        for throw in row.get("throws") or ():
+            for retry in throw.get("retries") or ():
+                for d in retry.get("dice") or ():  # the unreadable dice that caused it
+                    die = d.get("die")
+                    if die not in kinds:
+                        continue
+                    if isinstance(d.get("face"), int):
+                        rethrows[(die, kinds[die])][d["face"]] += 1
+                    else:  # after a re-shake the die is known but not the face it was on
+                        unattributed[(die, kinds[die])] += 1
+    out = []
+    for (die, kind), seq in sorted(seqs.items(), key=lambda item: _natural(item[0][0])):
+        stats = die_stats(die, kind, seq, bias)
+        stats.rethrows = dict(rethrows.get((die, kind), {}))
+        stats.rethrows_no_face = unattributed.get((die, kind), 0)
+        out.append(stats)
+    return out
+
+
+def _natural(text: str) -> list[Any]:
+    """Sort key that puts ``d6`` before ``d20`` and ``#2`` before ``#10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", text)]
+
+
+def _fmt_p(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def format_fairness(stats: Sequence[DieStats]) -> str:
+    """The terminal table of ``dicetower fairness``."""
+    if not stats:
+        return "no finished rolls in the log yet"
+    lines = []
+    for s in stats:
+        j = s.to_json()
+        r = j["serial_correlation"]
+        lines.append(
+            f"{s.die} ({s.kind}): {j['rolls']} rolls, chi2 {j['chi2']:.2f} p={_fmt_p(j['p_value'])}, "
+            f"serial r={'-' if r is None else f'{r:+.3f}'} p={_fmt_p(j['serial_p_value'])}, "
+            f"re-throws {j['rethrows']}"
+        )
+        if len(s.faces) <= 20:
+            for f in j["faces"]:
+                lo, hi = f["ci95"]
+                share = "-" if f["share"] is None else f"{100 * f['share']:5.1f} %"
+                bar = "#" * round(40 * (f["share"] or 0))
+                lines.append(
+                    f"  {f['face']:>3}: {f['count']:>6}  {share}  95 % CI {100 * lo:5.1f}-{100 * hi:5.1f} %"
+                    f"  re-throws {f['rethrows']:>3}  {bar}"
+                )
+        if j["rolls_to_detect_bias"]:
+            lines.append(
+                f"  a face {100 * s.bias:.0f} % more likely than fair is caught (80 % power, 5 % level) "
+                f"after about {j['rolls_to_detect_bias']} rolls"
+            )
+    return "\n".join(lines)
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def histogram_svg(stats: DieStats, *, width: int = 420, height: int = 200) -> str:
+    """An SVG bar chart of one die's face shares with Wilson intervals and the fair line."""
+    j = stats.to_json()
+    faces = j["faces"]
+    pad_l, pad_r, pad_t, pad_b = 40, 10, 12, 28
+    plot_w, plot_h = width - pad_l - pad_r, height - pad_t - pad_b
+    top = max([0.0, j["expected_share"] * 1.6, *(f["ci95"][1] for f in faces if j["rolls"])])
+    step = next((s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if top / s <= 5), 0.25)
+    top = min(1.0, math.ceil(top / step - 1e-9) * step) or 1.0
+    bw = plot_w / max(1, len(faces))
+
+    def y(v: float) -> float:
+        return pad_t + plot_h * (1 - v / top)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="hist" viewBox="0 0 {width} {height}" '
+        f'width="{width}" height="{height}" role="img" aria-label="{_esc(stats.die)} face counts">',
+        f'<line class="axis" x1="{pad_l}" y1="{pad_t + plot_h}" x2="{width - pad_r}" y2="{pad_t + plot_h}"/>',
+    ]
+    for tick in [i * step for i in range(round(top / step) + 1)]:
+        if tick:
+            parts.append(
+                f'<line class="grid" x1="{pad_l}" y1="{y(tick):.1f}" '
+                f'x2="{width - pad_r}" y2="{y(tick):.1f}"/>'
+            )
+        parts.append(
+            f'<text class="tick" x="{pad_l - 4}" y="{y(tick) + 4:.1f}" text-anchor="end">'
+            f"{100 * tick:.0f}%</text>"
+        )
+    for i, f in enumerate(faces):
+        x = pad_l + i * bw
+        share = f["share"] or 0.0
+        parts.append(
+            f'<rect class="bar" x="{x + bw * 0.15:.1f}" y="{y(share):.1f}" width="{bw * 0.7:.1f}" '
+            f'height="{pad_t + plot_h - y(share):.1f}"><title>face {f["face"]}: {f["count"]}</title></rect>'
+        )
+        if j["rolls"]:
+            lo, hi = f["ci95"]
+            cx = x + bw / 2
+            parts.append(f'<line class="ci" x1="{cx:.1f}" y1="{y(lo):.1f}" x2="{cx:.1f}" y2="{y(hi):.1f}"/>')
+        if len(faces) <= 24 or i % max(1, len(faces) // 12) == 0:
+            parts.append(
+                f'<text class="face" x="{x + bw / 2:.1f}" y="{height - 10}" text-anchor="middle">'
+                f"{f['face']}</text>"
+            )
+    fair = y(j["expected_share"])
+    parts.append(f'<line class="fair" x1="{pad_l}" y1="{fair:.1f}" x2="{width - pad_r}" y2="{fair:.1f}"/>')
+    parts.append("</svg>")
+    return "".join(parts)

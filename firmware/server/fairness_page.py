@@ -1,0 +1,90 @@
+"""The ``/fairness`` page: one card per die with an SVG histogram and its figures.
+
+Plain server-rendered HTML with the SVG inline and the styles in ``static/fairness.css``,
+so the page works under the server's CSP (no inline script or style) and in any browser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from .fairness import DieStats, histogram_svg
+
+__all__ = ["fairness_html"]
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "–"
+    return f"{p:.3f}" if p >= 1e-3 else f"{p:.1e}"
+
+
+def _share(share: float | None) -> str:
+    return "–" if share is None else f"{100 * share:.1f} %"
+
+
+def _num(x: float | None, spec: str) -> str:
+    return "–" if x is None else format(x, spec)
+
+
+def _verdict(p: float | None, n: int, needed: int | None) -> tuple[str, str]:
+    if p is None or n == 0:
+        return "none", "no rolls yet"
+    if p < 0.001:
+        return "bad", "looks biased (p < 0.001)"
+    if needed and n < needed:
+        return "few", f"no sign of bias yet; {needed - n} more rolls to catch a small one"
+    return "ok", "no sign of bias"
+
+
+def fairness_html(stats: Sequence[DieStats]) -> str:
+    cards = []
+    for s in stats:
+        j = s.to_json()
+        cls, verdict = _verdict(j["p_value"], j["rolls"], j["rolls_to_detect_bias"])
+        r = j["serial_correlation"]
+        rows = (
+            "".join(
+                f"<tr><td>{f['face']}</td><td>{f['count']}</td>"
+                f"<td>{_share(f['share'])}</td>"
+                f"<td>{100 * f['ci95'][0]:.1f}–{100 * f['ci95'][1]:.1f} %</td><td>{f['rethrows']}</td></tr>"
+                for f in j["faces"]
+            )
+            if len(s.faces) <= 20
+            else ""
+        )
+        table = (
+            "<table><thead><tr><th>face</th><th>count</th><th>share</th><th>95 % CI</th>"
+            f"<th>re-throws</th></tr></thead><tbody>{rows}</tbody></table>"
+            if rows
+            else ""
+        )
+        if table and len(s.faces) > 8:  # a long table folds away; the histogram shows the shape
+            table = f"<details><summary>per-face table</summary>{table}</details>"
+        cards.append(
+            f'<section class="die {cls}"><h2>{escape(s.die)} <small>{escape(s.kind)}</small></h2>'
+            f'<p class="verdict">{escape(verdict)}</p>'
+            f"{histogram_svg(s)}"
+            "<dl>"
+            f"<dt>rolls</dt><dd>{j['rolls']}</dd>"
+            f"<dt>χ²</dt><dd>{_num(j['chi2'], '.2f')} "
+            f"(p = {_p(j['p_value'])})</dd>"
+            f"<dt>serial r</dt><dd>{_num(r, '+.3f')} (p = {_p(j['serial_p_value'])})</dd>"
+            f"<dt>re-throws</dt><dd>{j['rethrows']}</dd>"
+            f"<dt>to catch +{100 * s.bias:.0f} %</dt><dd>{j['rolls_to_detect_bias'] or '–'} rolls</dd>"
+            "</dl>"
+            f"{table}</section>"
+        )
+    body = "".join(cards) or '<p class="empty">No finished rolls in the log yet.</p>'
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<title>dicetower fairness</title>"
+        '<link rel="stylesheet" href="/static/fairness.css"></head><body>'
+        "<header><h1>Are the dice fair?</h1>"
+        "<p>Counts per face of every die in the roll log, the χ² test against a fair die, "
+        "Wilson 95 % intervals (whiskers), the fair share (dashed line) and the serial correlation "
+        "of successive throws.</p></header>"
+        f'<main class="dice">{body}</main></body></html>'
+    )

@@ -1,0 +1,188 @@
+"""The OpenAPI 3.1 description served at ``/openapi.json`` (written by hand, kept beside the routes).
+
+``tests/firmware/server/test_api.py`` checks that every route of the app is described here
+and that nothing described is missing from the app.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["openapi_schema"]
+
+_ERROR = {
+    "type": "object",
+    "properties": {
+        "error": {
+            "type": "object",
+            "properties": {
+                "status": {"type": "integer"},
+                "field": {"type": ["string", "null"], "description": "the request field at fault"},
+                "message": {"type": "string"},
+                "position": {"type": "integer", "description": "0-based offset of a notation error"},
+            },
+            "required": ["status", "message"],
+        }
+    },
+}
+
+_ROLL_REQUEST = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "notation": {"type": "string", "maxLength": 200, "examples": ["4d6kh3+2"]},
+        "system": {"type": "string", "enum": ["wizard-quest", "duelling", "wcrpg", "runic-flux"]},
+        "check": {"type": "string", "examples": ["skill"]},
+        "params": {"type": "object", "additionalProperties": {"type": ["number", "string", "boolean"]}},
+        "roller": {"type": "string", "maxLength": 40, "description": "who rolled (shown on the overlay)"},
+    },
+    "description": "either notation, or system + check (+ params)",
+}
+
+_DIE = {
+    "type": "object",
+    "properties": {
+        "slot": {"type": "integer"},
+        "kind": {"type": "string"},
+        "role": {"type": "string"},
+        "purpose": {"type": "string"},
+        "of_slot": {"type": ["integer", "null"]},
+        "face": {"type": "integer"},
+        "value": {"type": "number"},
+        "flags": {"type": "array", "items": {"type": "string"}},
+        "die": {"type": "string", "description": "the physical die that gave this slot, e.g. 'red d6'"},
+        "throw": {"type": ["integer", "null"]},
+        "confidence": {"type": "number"},
+        "colour": {"type": "string"},
+        "box": {"type": "array", "items": {"type": "number"}},
+        "crop_url": {"type": ["string", "null"]},
+    },
+}
+
+_ROLL = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "status": {"type": "string", "enum": ["queued", "rolling", "done", "failed"]},
+        "place": {"type": ["integer", "null"], "description": "0 rolling now, 1 next, ... (pending only)"},
+        "roller": {"type": "string"},
+        "label": {"type": "string"},
+        "text": {"type": ["string", "null"]},
+        "total": {},
+        "outcome": {"type": ["string", "null"]},
+        "odds": {"type": ["object", "null"], "description": "exact outcome probabilities of a check"},
+        "dice": {"type": "array", "items": _DIE},
+        "throws": {"type": "array", "items": {"type": "object"}},
+        "timings": {"type": "object"},
+        "error": {"type": ["string", "null"]},
+        "hash": {"type": "string", "description": "this row's hash in the log's chain"},
+    },
+}
+
+
+def _json(schema: dict[str, Any], description: str = "") -> dict[str, Any]:
+    return {"description": description or "OK", "content": {"application/json": {"schema": schema}}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    return {str(c): _json({"$ref": "#/components/schemas/Error"}, "refused") for c in codes}
+
+
+def openapi_schema() -> dict[str, Any]:
+    roll_id = {"name": "roll_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "dicetower",
+            "version": "1",
+            "description": "Roll real dice; watch and audit them.",
+        },
+        "components": {
+            "schemas": {"Error": _ERROR, "RollRequest": _ROLL_REQUEST, "Roll": _ROLL},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+        "paths": {
+            "/api/rolls": {
+                "post": {
+                    "summary": "queue a roll; returns its id at once",
+                    "security": [{"bearer": []}],
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/RollRequest"}}
+                        },
+                    },
+                    "responses": {
+                        "202": _json({"type": "object"}, "queued: id, place, url"),
+                        **_errors(400, 401, 413, 415, 422, 429, 503),
+                    },
+                },
+                "get": {
+                    "summary": "finished rolls, newest first",
+                    "parameters": [
+                        {"name": "limit", "in": "query", "schema": {"type": "integer", "maximum": 200}},
+                        {"name": "before", "in": "query", "schema": {"type": "integer"}},
+                        {"name": "roller", "in": "query", "schema": {"type": "string"}},
+                        {"name": "system", "in": "query", "schema": {"type": "string"}},
+                    ],
+                    "responses": {"200": _json({"type": "object"}), **_errors(400)},
+                },
+            },
+            "/api/rolls/{roll_id}": {
+                "get": {
+                    "summary": "one roll: faces, dice, outcome, odds, photos, timings, retries",
+                    "parameters": [roll_id],
+                    "responses": {"200": _json({"$ref": "#/components/schemas/Roll"}), **_errors(404)},
+                }
+            },
+            "/api/rolls/{roll_id}/photos/{index}.jpg": {
+                "get": {
+                    "summary": "the photo of one throw",
+                    "parameters": [
+                        roll_id,
+                        {"name": "index", "in": "path", "required": True, "schema": {"type": "integer"}},
+                    ],
+                    "responses": {
+                        "200": {"description": "JPEG", "content": {"image/jpeg": {}}},
+                        **_errors(404),
+                    },
+                }
+            },
+            "/api/rolls/{roll_id}/dice/{slot}.jpg": {
+                "get": {
+                    "summary": "the crop of one die from its throw's photo",
+                    "parameters": [
+                        roll_id,
+                        {"name": "slot", "in": "path", "required": True, "schema": {"type": "integer"}},
+                    ],
+                    "responses": {
+                        "200": {"description": "JPEG", "content": {"image/jpeg": {}}},
+                        **_errors(404),
+                    },
+                }
+            },
+            "/api/fairness": {
+                "get": {"summary": "fairness per physical die", "responses": {"200": _json({})}}
+            },
+            "/api/tower": {
+                "get": {
+                    "summary": "roller status, the queue and each request's place",
+                    "responses": {"200": _json({})},
+                }
+            },
+            "/ws": {
+                "get": {
+                    "summary": (
+                        "WebSocket: queued/rolling/settled/result/error events with seq; ?since=SEQ&epoch=E"
+                    ),
+                    "responses": {"101": {"description": "switching protocols"}},
+                }
+            },
+            "/overlay": {
+                "get": {"summary": "the OBS overlay page", "responses": {"200": {"description": "HTML"}}}
+            },
+            "/fairness": {
+                "get": {"summary": "the fairness page", "responses": {"200": {"description": "HTML"}}}
+            },
+        },
+    }

@@ -1,0 +1,253 @@
+// dicetower overlay: follows /ws and draws the latest roll and a short history.
+//
+// State is keyed by roll id and every event carries (epoch, seq): an event already seen is
+// skipped, a reconnect asks for everything after the last seq (?since=&epoch=), and a server
+// that restarted (new epoch) or a gap older than its ring answers with a snapshot of the log,
+// so an OBS refresh or a server restart neither loses nor doubles a roll.
+"use strict";
+
+(() => {
+  const query = new URLSearchParams(location.search);
+  const ALL_FIELDS = ["dice", "total", "outcome", "roller", "odds", "history"];
+  const fields = new Set((query.get("fields") || ALL_FIELDS.join(",")).split(",").map((f) => f.trim()));
+  const historySize = Math.max(0, Math.min(20, parseInt(query.get("history") || "5", 10) || 0));
+  const scale = Math.max(0.25, Math.min(4, parseFloat(query.get("scale") || "1") || 1));
+  const theme = ["dark", "light", "glass"].includes(query.get("theme")) ? query.get("theme") : "dark";
+  const onlyRoller = query.get("roller");
+
+  document.body.classList.add(`theme-${theme}`);
+  document.documentElement.style.setProperty("--scale", String(scale));
+  for (const f of ALL_FIELDS) if (!fields.has(f)) document.body.classList.add(`hide-${f}`);
+
+  const state = {
+    epoch: null,
+    seq: 0,
+    rolls: new Map(), // id -> finished roll view
+    pending: new Map(), // id -> {id, roller, label, status, throw, faces}
+    applied: 0, // numbered events applied (tests read it)
+    snapshots: 0,
+    connected: false,
+  };
+  window.dicetowerOverlay = state;
+
+  const el = (tag, cls, text) => {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  };
+
+  const PIPS = {
+    1: [5], 2: [3, 7], 3: [3, 5, 7], 4: [1, 3, 7, 9], 5: [1, 3, 5, 7, 9], 6: [1, 3, 4, 6, 7, 9],
+  };
+
+  function faceArt(die) {
+    const art = el("div", "face-art");
+    if (die.kind === "d6" && PIPS[die.face]) {
+      for (let cell = 1; cell <= 9; cell++) {
+        const spot = el("span", PIPS[die.face].includes(cell) ? "pip" : "");
+        spot.style.gridArea = `${Math.ceil(cell / 3)} / ${((cell - 1) % 3) + 1}`;
+        art.appendChild(spot);
+      }
+    } else {
+      art.classList.add("number");
+      art.textContent = String(die.face);
+    }
+    return art;
+  }
+
+  function dieTile(die) {
+    const flags = new Set(die.flags || []);
+    const tile = el("div", "die");
+    if (die.role === "wild") tile.classList.add("wild");
+    if (flags.has("dropped") || flags.has("rerolled")) tile.classList.add("dropped");
+    if (flags.has("exploded")) tile.classList.add("exploded");
+    if (die.crop_url) {
+      const img = el("img");
+      img.src = die.crop_url;
+      img.alt = `${die.die || die.kind} showing ${die.face}`;
+      img.onerror = () => img.replaceWith(faceArt(die));
+      tile.appendChild(img);
+    } else {
+      tile.appendChild(faceArt(die));
+    }
+    tile.appendChild(el("span", "face", die.face));
+    tile.title = die.die || die.kind;
+    return tile;
+  }
+
+  function badgeFor(roll) {
+    if (roll.status === "failed") return el("span", "badge failed", "failed");
+    if (!roll.outcome) return null;
+    const b = el("span", `badge ${roll.outcome}`, roll.outcome.replace(/_/g, " "));
+    if (roll.critical) b.classList.add("critical");
+    if (roll.botch) b.classList.add("botch");
+    if (typeof roll.degree === "number" && roll.degree !== 0) {
+      b.textContent += ` ${roll.degree > 0 ? "+" : ""}${roll.degree}`;
+    }
+    return b;
+  }
+
+  function pct(p) {
+    if (typeof p !== "number") return "";
+    if (p >= 0.999995) return "≈100 %";
+    if (p < 0.0001) return "<0.01 %";
+    return `${(100 * p).toFixed(p < 0.1 ? 2 : 1)} %`;
+  }
+
+  function renderCurrent(lastId) {
+    const card = document.getElementById("current");
+    card.replaceChildren();
+    const rolling = [...state.pending.values()].find((p) => p.status === "rolling");
+    const roll = lastId !== undefined ? state.rolls.get(lastId) : null;
+    const shown = rolling || roll;
+    if (!shown) {
+      card.className = "card empty";
+      return;
+    }
+    card.className = "card";
+    card.dataset.rollId = String(shown.id);
+    const head = el("div", "head");
+    head.appendChild(el("span", "roller", shown.roller));
+    head.appendChild(el("span", "label", shown.label));
+    card.appendChild(head);
+    if (rolling) {
+      const throwNo = rolling.throw !== undefined ? ` · throw ${rolling.throw + 1}` : "";
+      card.appendChild(el("div", "status", `rolling${throwNo}…`));
+      if (rolling.faces && rolling.faces.length) card.appendChild(el("div", "label", rolling.faces.join(" ")));
+      return;
+    }
+    const dice = el("div", "dice");
+    for (const d of roll.dice || []) dice.appendChild(dieTile(d));
+    card.appendChild(dice);
+    const summary = el("div", "summary");
+    if (roll.status === "failed") {
+      summary.appendChild(badgeFor(roll));
+      card.appendChild(summary);
+      card.appendChild(el("div", "error", roll.error || "the roll failed"));
+      return;
+    }
+    const total = el("div", "total", roll.total);
+    if (typeof roll.successes === "number") total.appendChild(el("small", "", `${roll.successes} succ.`));
+    summary.appendChild(total);
+    const badge = badgeFor(roll);
+    if (badge) summary.appendChild(badge);
+    if (roll.odds && typeof roll.odds.outcome_probability === "number") {
+      const exact = roll.odds.outcome_exact ? ` (${roll.odds.outcome_exact})` : "";
+      summary.appendChild(el("div", "odds", `P(${roll.outcome}) ${pct(roll.odds.outcome_probability)}${exact}`));
+    }
+    card.appendChild(summary);
+    if (card.dataset.lastShown !== String(roll.id)) {
+      card.classList.add("fresh");
+      card.dataset.lastShown = String(roll.id);
+    }
+  }
+
+  function renderHistory(ids) {
+    const list = document.getElementById("history");
+    list.replaceChildren();
+    for (const id of ids) {
+      const roll = state.rolls.get(id);
+      const li = el("li");
+      li.dataset.rollId = String(id);
+      li.appendChild(el("span", "who", roll.roller));
+      li.appendChild(el("span", "what", roll.label));
+      if (roll.status !== "failed") li.appendChild(el("span", "tot", roll.total));
+      const badge = badgeFor(roll);
+      if (badge) li.appendChild(badge);
+      list.appendChild(li);
+    }
+  }
+
+  function render() {
+    let ids = [...state.rolls.keys()].sort((a, b) => a - b);
+    if (onlyRoller) ids = ids.filter((id) => state.rolls.get(id).roller === onlyRoller);
+    const last = ids[ids.length - 1];
+    renderCurrent(last);
+    renderHistory(historySize > 0 ? ids.slice(0, -1).slice(-historySize).reverse() : []);
+    document.getElementById("link").hidden = state.connected;
+  }
+
+  function trim() {
+    const keep = Math.max(historySize + 1, 1) + 20;
+    const ids = [...state.rolls.keys()].sort((a, b) => a - b);
+    for (const id of ids.slice(0, Math.max(0, ids.length - keep))) state.rolls.delete(id);
+  }
+
+  function finish(roll) {
+    state.rolls.set(roll.id, roll);
+    state.pending.delete(roll.id);
+  }
+
+  function apply(msg) {
+    if (msg.type === "snapshot") {
+      state.epoch = msg.epoch;
+      state.seq = msg.seq;
+      state.snapshots += 1;
+      state.pending.clear();
+      for (const r of msg.rolls) finish(r);
+      for (const p of msg.pending) if (!state.rolls.has(p.id)) state.pending.set(p.id, p);
+      return;
+    }
+    if (msg.type === "hello") {
+      state.epoch = msg.epoch;
+      return;
+    }
+    if (typeof msg.seq !== "number") return;
+    if (msg.epoch === state.epoch && msg.seq <= state.seq) return; // seen already
+    state.epoch = msg.epoch;
+    state.seq = msg.seq;
+    state.applied += 1;
+    const id = msg.id;
+    if (msg.type === "result" || msg.type === "error") {
+      if (msg.roll) finish(msg.roll);
+      return;
+    }
+    if (state.rolls.has(id)) return; // finished already: never back to "rolling"
+    const p = state.pending.get(id) || { id, roller: msg.roller || "", label: msg.label || "" };
+    if (msg.type === "queued") p.status = p.status || "queued";
+    if (msg.type === "rolling") {
+      p.status = "rolling";
+      p.throw = msg.throw;
+    }
+    if (msg.type === "settled") p.faces = msg.faces;
+    if (msg.roller) p.roller = msg.roller;
+    if (msg.label) p.label = msg.label;
+    state.pending.set(id, p);
+  }
+
+  let backoff = 250;
+  function connect() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const params = new URLSearchParams({ last: "0" });
+    if (state.epoch) {
+      params.set("since", String(state.seq));
+      params.set("epoch", state.epoch);
+    }
+    const ws = new WebSocket(`${proto}//${location.host}/ws?${params}`);
+    ws.onopen = () => {
+      state.connected = true;
+      backoff = 250;
+    };
+    ws.onmessage = (ev) => {
+      let msg;
+      try {
+        msg = JSON.parse(ev.data);
+      } catch (_) {
+        return;
+      }
+      apply(msg);
+      trim();
+      render();
+    };
+    ws.onclose = () => {
+      state.connected = false;
+      render();
+      setTimeout(connect, backoff);
+      backoff = Math.min(5000, backoff * 2);
+    };
+  }
+
+  render();
+  connect();
+})();

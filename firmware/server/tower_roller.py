@@ -1,0 +1,174 @@
+"""The server's dice from the tower: each throw's photo, reading, timings and retries go to the log.
+
+:class:`TowerRoller` wraps an opened :class:`~dicetower.firmware.tower.Tower` (the sim, replay
+or a real camera; ``open_tower`` picks the parts from the config) behind the server's
+:class:`~dicetower.firmware.server.rolling.Roller` seam. For each request it asks a
+:class:`~dicetower.firmware.source.TowerSource` and turns every
+:class:`~dicetower.firmware.records.ThrowRecord` into a :class:`ThrowInfo`.
+
+Which physical die answered a slot is told by body colour and kind (``"red d6"``): dice of one
+colour and kind cannot be told apart in a photo, so fairness pools them. Re-throws are
+charged to the die that caused them: the reader is tapped, and each unreadable die of a
+reading that led to a *tap* is matched by position to the nearest die of the reading that
+counted (a tap barely moves the dice), which gives its face; after a *re-shake* the dice have
+moved, so only the die (by colour) is known, not the face.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+from ...rules.source import DiceRequest, DiceSource
+from .rolling import Roller, ThrowHooks, ThrowInfo
+
+if TYPE_CHECKING:
+    from ...vision.reading import Reading
+    from ..config import Config
+    from ..records import ThrowRecord
+    from ..tower import Tower
+
+__all__ = ["TowerRoller", "die_identity"]
+
+
+def die_identity(colour: str, kind: str) -> str:
+    """``"red d6"``: how the log and fairness name a physical die (or a set of look-alikes)."""
+    return f"{colour or 'unknown'} {kind}"
+
+
+class _ReadingTap:
+    """A frame reader that keeps every reading it makes (for attributing re-throws)."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+        self.readings: list[Reading] = []
+        self._lock = threading.Lock()
+
+    def read(self, *args: Any, **kwargs: Any) -> Reading:
+        reading = self._reader.read(*args, **kwargs)
+        with self._lock:
+            self.readings.append(reading)
+            del self.readings[:-64]  # bounded: a throw makes at most a few
+        return reading
+
+    def take(self) -> list[Reading]:
+        with self._lock:
+            out, self.readings = self.readings, []
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reader, name)
+
+
+def _centre(box: Any) -> tuple[float, float]:
+    x, y, w, h = box
+    return (x + w / 2, y + h / 2)
+
+
+def _attribute(record: ThrowRecord, readings: list[Reading]) -> list[dict[str, Any]]:
+    """The record's retries, each with the unreadable dice that caused it (die, and face after a tap)."""
+    out = []
+    final = record.reading
+    attempts = readings[-(len(record.retries) + 1) :] if readings else []
+    aligned = len(attempts) == len(record.retries) + 1
+    for i, retry in enumerate(record.retries):
+        entry: dict[str, Any] = {**retry.to_json(), "dice": []}
+        if aligned and final is not None:
+            for d in attempts[i].dice:
+                if d.face is not None and d.status.value == "read":
+                    continue
+                face = None
+                if retry.action == "tap" and final.dice:
+                    near = min(final.dice, key=lambda f: math.dist(_centre(f.box), _centre(d.box)))
+                    face = near.face
+                    colour = near.colour or d.colour
+                else:
+                    colour = d.colour
+                entry["dice"].append({"die": die_identity(colour, d.kind), "face": face})
+        out.append(entry)
+    return out
+
+
+def throw_info(record: ThrowRecord, readings: list[Reading]) -> ThrowInfo:
+    """A tower throw as the log keeps it."""
+    reading = record.reading
+    dice: dict[int, dict[str, Any]] = {}
+    for a in record.answers:
+        d = reading.dice[a.index] if reading is not None and a.index < len(reading.dice) else None
+        dice[a.slot] = {
+            "die": die_identity(a.colour, a.die),
+            "colour": a.colour,
+            "confidence": round(float(d.confidence), 4) if d is not None else None,
+            "box": [round(float(v), 1) for v in a.box],
+            "position": a.index,
+        }
+    timings = {f"{k}_ms": float(v) for k, v in record.timings_ms.items()}
+    timings.update({f"{k}_clock_s": float(v) for k, v in record.clock_s.items()})
+    return ThrowInfo(
+        index=0,
+        reason=record.reason,
+        slots=list(record.slots),
+        faces=record.faces,
+        dice=dice,
+        photo_jpeg=record.photo or None,
+        reading={
+            **(reading.to_json() if reading is not None else {}),
+            "round": record.round,
+            "rounds": record.rounds,
+            "failure": record.failure.value if record.failure else None,
+            "message": record.message,
+            "truth": None if record.truth is None else [t.to_json() for t in record.truth],
+        },
+        timings=timings,
+        retries=_attribute(record, readings),
+    )
+
+
+class _TowerThrows(DiceSource):
+    def __init__(self, roller: TowerRoller, hooks: ThrowHooks) -> None:
+        self.roller = roller
+        self.hooks = hooks
+
+    def faces(self, request: DiceRequest) -> list[int]:
+        from ..source import TowerSource
+
+        tap = self.roller.tap
+        self.hooks.rolling(request)
+        if tap is not None:
+            tap.take()
+        source = TowerSource(self.roller.tower)
+        try:
+            return source.faces(request)
+        finally:
+            readings = tap.take() if tap is not None else []
+            for record in source.records:  # failed throws too: their last photo is evidence
+                self.hooks.settled(throw_info(record, readings))
+
+
+class TowerRoller(Roller):
+    """Dice from a tower; ``close()`` closes the tower (solenoid off)."""
+
+    def __init__(self, tower: Tower, tap: _ReadingTap | None = None) -> None:
+        #: ``tap`` is the reader ``tower`` reads with (see :meth:`open`); without it re-throws
+        #: are logged with their reasons but not charged to a die
+        self.tower = tower
+        self.tap = tap
+        self.name = f"tower:{tower.camera.name}"
+
+    @classmethod
+    def open(cls, config: Config) -> TowerRoller:
+        from ...vision.reader import FrameReader
+        from ..tower import open_tower
+
+        tap = _ReadingTap(FrameReader())
+        return cls(open_tower(config, reader=tap), tap)  # type: ignore[arg-type]
+
+    def source(self, hooks: ThrowHooks) -> DiceSource:
+        return _TowerThrows(self, hooks)
+
+    def status(self) -> dict[str, Any]:
+        return {"source": self.name, **self.tower.status()}
+
+    def close(self) -> None:
+        self.tower.close()

@@ -1,0 +1,14 @@
+"""Fixtures for the server tests: a config over a temporary data directory and a seeded RNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dicetower.firmware.server.app import ServerConfig
+from dicetower.firmware.server.rolling import RandomRoller
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> ServerConfig:
+    return ServerConfig(data_dir=tmp_path / "data", roller_factory=lambda: RandomRoller(42))

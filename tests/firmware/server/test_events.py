@@ -1,0 +1,45 @@
+"""The event bus: numbering, the replay ring, and a slow client dropped instead of growing memory."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from dicetower.firmware.server.events import EventBus
+
+
+def test_numbering_and_replay() -> None:
+    async def go() -> None:
+        bus = EventBus(history=5)
+        for i in range(8):
+            bus.publish("queued", {"id": i})
+        assert bus.seq == 8
+        assert [e.seq for e in bus.replay(5, bus.epoch, 0) or []] == [6, 7, 8]
+        assert bus.replay(8, bus.epoch, 0) == []
+        assert bus.replay(2, bus.epoch, 0) is None  # older than the ring: a snapshot instead
+        assert bus.replay(5, "another-run", 0) is None
+        assert bus.replay(9, bus.epoch, 0) is None  # ahead of this run: another run's numbers
+        assert [e.seq for e in bus.replay(None, None, 2) or []] == [7, 8]
+        body = json.loads(bus.publish("result", {"id": 1}).text)
+        assert body["seq"] == 9 and body["epoch"] == bus.epoch and body["type"] == "result"
+        with pytest.raises(ValueError, match="unknown event type"):
+            bus.publish("nonsense", {})
+
+    asyncio.run(go())
+
+
+def test_a_slow_client_is_dropped_not_buffered() -> None:
+    async def go() -> None:
+        bus = EventBus(client_queue=3)
+        slow, fast = bus.subscribe(), bus.subscribe()
+        for i in range(10):
+            bus.publish("rolling", {"id": i})
+            while not fast.queue.empty():
+                fast.queue.get_nowait()
+        assert slow.overflowed and slow.queue.qsize() == 1 and slow.queue.get_nowait() is None
+        assert not fast.overflowed
+        bus.unsubscribe(slow)
+        assert bus.clients == 1
+
+    asyncio.run(go())
