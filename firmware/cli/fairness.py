@@ -28,9 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..server.fairness import fairness_from_rows, format_fairness
-    from .log import _open
+    from .log import open_roll_log
 
-    with _open(args.data) as log:
+    with open_roll_log(args.data) as log:
         stats = fairness_from_rows(log.iter_rows(status="done"), args.bias)
     if args.json:
         print(json.dumps({"dice": [s.to_json() for s in stats]}, indent=2))

@@ -10,8 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["register", "run_export", "run_verify"]
+if TYPE_CHECKING:
+    from ..server.rolllog import RollLog
+
+__all__ = ["open_roll_log", "register", "run_export", "run_verify"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -33,8 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.set_defaults(func=run_export, format="json")
 
 
-def _open(data: Path | None):
-    from ..server.rolllog import RollLog, default_data_dir
+def open_roll_log(data: Path | None) -> RollLog:
+    """The roll log in ``data`` (default: the data directory); an error if there is none yet."""
+    from ..server.rolllog import RollLog, default_data_dir  # noqa: F811 (loaded when a command needs it)
 
     path = data or default_data_dir()
     if not (path / "rolls.sqlite3").is_file():
@@ -43,7 +48,7 @@ def _open(data: Path | None):
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    with _open(args.data) as log:
+    with open_roll_log(args.data) as log:
         report = log.verify()
     for problem in report.problems:
         print(f"dicetower: log: {problem}", file=sys.stderr)
@@ -56,7 +61,7 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    with _open(args.data) as log:
+    with open_roll_log(args.data) as log:
         if args.out is None:
             n = log.export(sys.stdout, args.format)
         else:
