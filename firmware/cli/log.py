@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def open_roll_log(data: Path | None) -> RollLog:
     """The roll log in ``data`` (default: the data directory); an error if there is none yet."""
-    from ..server.rolllog import RollLog, default_data_dir  # noqa: F811 (loaded when a command needs it)
+    from ..server.rolllog import RollLog, default_data_dir
 
     path = data or default_data_dir()
     if not (path / "rolls.sqlite3").is_file():
