@@ -461,10 +461,12 @@ def render_crop(
     if with_neighbour:
         k = str(rng.choice(KINDS))
         dice.append(TrayDie(k, int(rng.choice(FACES[k]))))
-    style = NumeralStyle(die_size=(150.0, 230.0), perspective=0.0)
-    frame, _ref, labels = render_tray(
-        int(rng.integers(2**31)), dice, (192, 192), style=style, touching=with_neighbour
-    )
+    style = NumeralStyle(die_size=(130.0, 200.0), perspective=0.0)
+    scene = int(rng.integers(2**31))
+    try:
+        frame, _ref, labels = render_tray(scene, dice, (240, 240), style=style, touching=with_neighbour)
+    except SynthError:  # no room for the neighbour at these sizes: the die alone
+        frame, _ref, labels = render_tray(scene, dice[:1], (240, 240), style=style)
     box = labels[0].box
     assert box is not None
     return frame, box
