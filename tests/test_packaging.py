@@ -27,6 +27,8 @@ SHIPPED_MODELS = frozenset(
         "dicetower/vision/models/d6_reader.json",
         "dicetower/vision/models/detector.onnx",
         "dicetower/vision/models/detector.json",
+        "dicetower/vision/models/numeral_reader.onnx",
+        "dicetower/vision/models/numeral_reader.json",
     }
 )
 #: folders the repository keeps out of the wheel (setup.py's NOT_INSTALLED)

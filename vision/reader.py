@@ -28,6 +28,7 @@ import numpy as np
 from .colour import die_colours
 from .detector import DieDetector
 from .locate import DieCandidate, as_bgr, locate_dice
+from .numerals import OVERRIDING_KINDS, KindRead, NumeralReader, numeral_crops, with_kind
 from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .reading import DiceReader, DieReading, Reading, ReadStatus, UnreadableReason
 from .topface import face_centres
@@ -86,8 +87,16 @@ class FrameReader:
         print(reading.faces)
     """
 
-    def __init__(self, model_dir: str | Path | None = None, *, locate: LocateFn | None = None) -> None:
+    def __init__(
+        self,
+        model_dir: str | Path | None = None,
+        *,
+        locate: LocateFn | None = None,
+        numerals: NumeralReader | None = None,
+    ) -> None:
         self.faces = D6Reader(model_dir)
+        #: Opt-in reader of other kinds (numeral d6, d10, d10t, d20): ``None`` reads pip d6 only.
+        self.numerals = numerals
         self._locate = locate or _default_locate
         self.not_a_die_drop = NOT_A_DIE_DROP
 
@@ -144,13 +153,17 @@ class FrameReader:
         reads: dict[int, FaceRead] = dict(
             zip(need, self.faces.read_crops(need_crops, greys, view.view), strict=True)
         )
+        kinds: dict[int, KindRead] = {}
+        if self.numerals is not None and need:
+            numeral_reads = self.numerals.read_crops(numeral_crops(frame, [cands[i].box for i in need]))
+            kinds = {i: k for i, k in zip(need, numeral_reads, strict=True) if k.kind in OVERRIDING_KINDS}
         t1 = time.perf_counter()
         colours = die_colours(crops)
         t2 = time.perf_counter()
         kept: list[tuple[int, int | None, UnreadableReason | None]] = []  # (candidate, face, reason)
         for i, c in enumerate(cands):
             r = reads.get(i)
-            if r is not None and r.probs and r.probs[0] >= self.not_a_die_drop:
+            if r is not None and r.probs and r.probs[0] >= self.not_a_die_drop and i not in kinds:
                 continue
             reason: UnreadableReason | None
             if r is None:
@@ -171,20 +184,19 @@ class FrameReader:
         for (i, face, reason), centre in zip(kept, centres, strict=True):
             r = reads.get(i)
             name, hsv = colours[i]
-            out.append(
-                DieReading(
-                    box=tuple(float(v) for v in cands[i].box),  # type: ignore[arg-type]
-                    kind="d6",
-                    face=face,
-                    status=ReadStatus.READ if face is not None else ReadStatus.UNREADABLE,
-                    reason=None if face is not None else reason,
-                    confidence=float(r.confidence) if r is not None else 0.0,
-                    colour=name,
-                    hsv=hsv,
-                    contour=cands[i].contour,
-                    face_centre=centre,
-                )
+            die = DieReading(
+                box=tuple(float(v) for v in cands[i].box),  # type: ignore[arg-type]
+                kind="d6",
+                face=face,
+                status=ReadStatus.READ if face is not None else ReadStatus.UNREADABLE,
+                reason=None if face is not None else reason,
+                confidence=float(r.confidence) if r is not None else 0.0,
+                colour=name,
+                hsv=hsv,
+                contour=cands[i].contour,
+                face_centre=centre,
             )
+            out.append(with_kind(die, kinds[i]) if i in kinds else die)
         return out, {
             "read": (t1 - t0) * 1000.0,
             "colour": (t2 - t1) * 1000.0,

@@ -1,0 +1,81 @@
+"""Identity: configured dice matched by kind and colour, left to right, stable under a tinted light."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dicetower.vision.identity import DiceSetError, identify, white_balance_gains
+from dicetower.vision.reading import DieReading, ReadStatus, UnreadableReason
+from dicetower.vision.synth.numerals import NumeralStyle, TrayDie, render_tray
+
+FLAT = NumeralStyle(light=0.0, perspective=0.0, tray=(110, 110, 110), marbled=0.0, translucent=0.0)
+DICE = [
+    TrayDie("d6", 3, "red", "solid"),
+    TrayDie("d6", 5, "white", "solid"),
+    TrayDie("d10t", 40, "blue", "solid"),
+    TrayDie("d10", 7, "blue", "solid"),
+    TrayDie("d20", 12, "green", "solid"),
+    TrayDie("d6", 2, "red", "solid"),
+]
+SET = {
+    "wild": ("d6", "red"),
+    "second_red": ("d6", "red"),
+    "skill": ("d6", "white"),
+    "tens": ("d10t", "blue"),
+    "units": ("d10", "blue"),
+    "hit": ("d20", "green"),
+}
+
+
+def _readings(labels: list) -> list[DieReading]:
+    return [DieReading(box=d.box, kind=d.die, face=d.face) for d in labels]
+
+
+def _tint(img: np.ndarray, gains: tuple[float, float, float]) -> np.ndarray:
+    return np.clip(img.astype(np.float32) * np.array(gains, np.float32), 0, 255).astype(np.uint8)
+
+
+def _expected(labels: list) -> dict[int, str]:
+    reds = sorted((i for i in (0, 5)), key=lambda i: labels[i].box[0] + labels[i].box[2] / 2)
+    return {reds[0]: "wild", reds[1]: "second_red", 1: "skill", 2: "tens", 3: "units", 4: "hit"}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_every_configured_die_is_found(seed: int) -> None:
+    frame, ref, labels = render_tray(seed, DICE, style=FLAT)
+    got = identify(_readings(labels), SET, frame, ref)
+    assert {g.index: g.name for g in got} == _expected(labels)
+
+
+@pytest.mark.parametrize("tint", [(0.7, 0.95, 1.25), (1.3, 1.0, 0.75)])
+def test_colours_hold_under_a_tinted_light(tint: tuple[float, float, float]) -> None:
+    frame, ref, labels = render_tray(4, DICE, style=FLAT)
+    frame, ref = _tint(frame, tint), _tint(ref, tint)
+    got = identify(_readings(labels), SET, frame, ref)
+    assert {g.index: g.name for g in got} == _expected(labels)
+    corrected = white_balance_gains(ref) * np.array(tint)  # gains undo the tint: equal channels
+    assert np.ptp(corrected) / corrected.mean() < 0.1
+
+
+def test_without_the_reference_a_strong_tint_misnames_colours() -> None:
+    frame, ref, labels = render_tray(4, DICE, style=FLAT)
+    frame = _tint(frame, (0.55, 0.9, 1.4))
+    blind = identify(_readings(labels), SET, frame, None)
+    balanced = identify(_readings(labels), SET, frame, _tint(ref, (0.55, 0.9, 1.4)))
+    assert [g.colour for g in blind] != [g.colour for g in balanced]
+
+
+def test_unconfigured_and_unreadable_dice_match_none() -> None:
+    frame, ref, labels = render_tray(5, DICE, style=FLAT)
+    dice = _readings(labels)
+    dice[1] = DieReading(box=dice[1].box, status=ReadStatus.UNREADABLE, reason=UnreadableReason.COCKED)
+    got = identify(dice, {"wild": ("d6", "red"), "hit": ("d20", "blue")}, frame, ref)
+    names = [g.name for g in got]
+    assert names.count("wild") == 1 and "hit" not in names and names[1] is None
+    assert sum(n is None for n in names) == 5
+
+
+@pytest.mark.parametrize("bad", [{"": ("d6", "red")}, {"a": ("d6",)}, {"a": "d6 red"}])
+def test_bad_dice_sets_are_refused(bad: dict) -> None:
+    with pytest.raises(DiceSetError):
+        identify([], bad)

@@ -1,0 +1,74 @@
+"""The mixed-dice renderer: deterministic, every kind drawn where its label says, bad specs refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dicetower.vision.synth.numerals import FACES, KINDS, NumeralStyle, TrayDie, render_crop, render_tray
+from dicetower.vision.synth.render import SynthError
+
+CLEAN = NumeralStyle(blur=0.0, noise=0.0, perspective=0.0, light=0.0, shadows=False)
+MIXED = [
+    ("d6", 4, "red"),
+    ("d6n", 6, "white"),
+    ("d10", 9, "blue"),
+    ("d10t", 70, "black"),
+    ("d20", 17, "green"),
+]
+
+
+def test_same_seed_same_tray() -> None:
+    a = render_tray(5, MIXED, touching=True)
+    b = render_tray(5, MIXED, touching=True)
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]) and a[2] == b[2]
+    c = render_tray(6, MIXED)
+    assert not np.array_equal(a[0], c[0])
+
+
+def test_labels_name_kinds_and_faces_in_order() -> None:
+    _, _, labels = render_tray(1, MIXED, size=(480, 360))
+    assert [(d.die, d.face) for d in labels] == [("d6", 4), ("d6", 6), ("d10", 9), ("d10t", 70), ("d20", 17)]
+    for d in labels:
+        assert d.box is not None and not d.cocked
+        x, y, w, h = d.box
+        assert x >= 0 and y >= 0 and x + w <= 480 and y + h <= 360 and 15 < w < 90 and 15 < h < 90
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_is_inside_its_box(kind: str) -> None:
+    dice = [TrayDie(kind, f, "yellow", "solid") for f in FACES[kind][:3]]
+    frame, ref, labels = render_tray(11, dice, style=CLEAN)
+    diff = np.abs(frame.astype(int) - ref.astype(int)).max(axis=2) > 30
+    inside = np.zeros_like(diff)
+    for d in labels:
+        assert d.box is not None
+        x, y, w, h = (round(v) for v in d.box)
+        inside[y : y + h, x : x + w] = True
+        assert diff[y : y + h, x : x + w].mean() > 0.5  # the die fills its box
+    assert diff[~inside].mean() < 0.002
+
+
+def test_faces_differ_in_the_drawing() -> None:
+    (a, box), (b, _) = (render_crop(3, "d20", f, colour="white", neighbour=False) for f in (6, 9))
+    x, y, w, h = (round(v) for v in box)
+    assert np.abs(a.astype(int) - b.astype(int))[y : y + h, x : x + w].mean() > 1.0
+
+
+def test_cocked_die_is_labelled_cocked() -> None:
+    _, _, labels = render_tray(2, [TrayDie("d20", 5, "red"), TrayDie("d10", 3, "blue", cocked=True)])
+    assert [d.cocked for d in labels] == [False, True]
+
+
+@pytest.mark.parametrize(
+    "dice",
+    [
+        [("d10", 10, "red")],
+        [("d10t", 5, "red")],
+        [("d12", 1, "red")],
+        [("d20", 0, "red")],
+        [("d6n", 1, "teal")],
+    ],
+)
+def test_bad_specs_are_refused(dice: list[tuple]) -> None:
+    with pytest.raises(SynthError):
+        render_tray(0, dice)

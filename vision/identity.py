@@ -1,0 +1,118 @@
+"""Say which configured die each physical die is: by kind and body colour, then left to right.
+
+Why: the rules need to know the dice apart, not only their faces. Runic Flux's Wild Die is
+"the red one"; WCRPG's d% reads a tens die and a units die. The tower's config names its dice
+set, e.g. ``{"wild": ("d6", "red"), "skill": ("d6", "white"), "tens": ("d10t", "blue")}``, and
+this module matches every read die to one name of that set, or to none.
+
+- **Colour under the tray light's tint.** A warm lamp turns a white die cream and a blue one
+  purple. The empty-tray reference photo, taken under the same light, shows the tint: the tray
+  is neutral (or of the known ``tray_colour``), so per-channel gains that bring the reference's
+  median back to it white-balance each die crop before its colour is named
+  (:func:`white_balance_gains`). Names are :mod:`.colour`'s, hue only: a translucent blue die is
+  ``blue`` here.
+- **Kind** is the reading's (``d6`` for pip and numeral d6, ``d10``, ``d10t``, ``d20``).
+- **Two of one kind and colour** are told apart only by position: the configured names of that
+  (kind, colour), in the set's order, go to those dice from left to right (by box centre). A die
+  with no configured name left is ``None`` (it matches none), and so is a die that is unreadable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .colour import body_hsv_batch, colour_name
+from .pips import crop_die
+from .reading import DieReading, ReadStatus
+
+__all__ = ["DiceSetError", "Identified", "balance", "identify", "white_balance_gains"]
+
+#: A dice set larger than this is refused (bounds the matching work and config mistakes).
+MAX_SET = 64
+#: Gains are clamped to this range: a reference that is no tray (a hand over the camera) must
+#: not turn every die a wild colour.
+GAIN_RANGE = (0.4, 2.5)
+
+
+class DiceSetError(ValueError):
+    """A configured dice set that cannot be used; names the entry."""
+
+
+@dataclass(frozen=True)
+class Identified:
+    """One read die and the configured name it matched (``None``: none)."""
+
+    index: int  #: the die's index in the reading
+    name: str | None
+    kind: str
+    colour: str  #: the white-balanced colour name the match used
+
+
+def _check_set(dice_set: Mapping[str, tuple[str, str]]) -> list[tuple[str, str, str]]:
+    if len(dice_set) > MAX_SET:
+        raise DiceSetError(f"a dice set has at most {MAX_SET} dice, got {len(dice_set)}")
+    out = []
+    for name, spec in dice_set.items():
+        if not isinstance(name, str) or not name:
+            raise DiceSetError(f"dice set: a die needs a non-empty name, got {name!r}")
+        if not (isinstance(spec, tuple | list) and len(spec) == 2 and all(isinstance(s, str) for s in spec)):
+            raise DiceSetError(f"dice set: {name!r} must be (kind, colour), got {spec!r}")
+        out.append((name, spec[0], spec[1]))
+    return out
+
+
+def white_balance_gains(
+    reference: np.ndarray | None, tray_colour: tuple[int, int, int] | None = None
+) -> np.ndarray:
+    """Per-channel BGR gains that turn the reference tray's median colour into ``tray_colour``.
+
+    ``tray_colour`` is the tray's BGR under neutral light; ``None`` means a neutral tray (grey,
+    black, white: its own mean level). No reference: gains of one (no correction).
+    """
+    if reference is None or reference.ndim != 3 or reference.shape[2] < 3:
+        return np.ones(3, np.float32)
+    small = reference[:: max(1, reference.shape[0] // 64), :: max(1, reference.shape[1] // 64), :3]
+    med = np.median(small.reshape(-1, 3).astype(np.float32), axis=0) + 1.0
+    target = np.array(tray_colour, np.float32) + 1.0 if tray_colour is not None else np.full(3, med.mean())
+    return np.clip(target / med, *GAIN_RANGE).astype(np.float32)
+
+
+def balance(crop: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """``crop`` (BGR) with :func:`white_balance_gains` applied."""
+    return np.clip(crop[..., :3].astype(np.float32) * gains, 0, 255).astype(np.uint8)
+
+
+def identify(
+    dice: Sequence[DieReading],
+    dice_set: Mapping[str, tuple[str, str]],
+    frame: np.ndarray | None = None,
+    reference: np.ndarray | None = None,
+    *,
+    tray_colour: tuple[int, int, int] | None = None,
+) -> list[Identified]:
+    """Match each of ``dice`` to a name of ``dice_set`` (module docstring); one result per die.
+
+    With ``frame`` the colours are named again from white-balanced crops (gains from
+    ``reference``); without it each die's own ``hsv`` is used as read.
+    """
+    entries = _check_set(dice_set)
+    if frame is not None and dice:
+        gains = white_balance_gains(reference, tray_colour)
+        crops = [balance(crop_die(frame, d.box, size=32), gains) for d in dice]
+        colours = [colour_name(hsv) for hsv, _spread in body_hsv_batch(crops)]
+    else:
+        colours = [colour_name(d.hsv) for d in dice]
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, d in enumerate(dice):
+        if d.status is ReadStatus.READ:
+            groups.setdefault((d.kind, colours[i]), []).append(i)
+    names: dict[int, str] = {}
+    for key, members in groups.items():
+        wanted = [name for name, kind, colour in entries if (kind, colour) == key]
+        ordered = sorted(members, key=lambda i: (dice[i].centre[0], dice[i].centre[1]))
+        for i, name in zip(ordered, wanted, strict=False):
+            names[i] = name
+    return [Identified(i, names.get(i), d.kind, colours[i]) for i, d in enumerate(dice)]

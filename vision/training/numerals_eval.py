@@ -1,0 +1,188 @@
+"""Measure the numeral reader: real d20 photos, held-out renders per kind, mixed rendered trays.
+
+Three figures, each printed as one JSON line (BENCHMARKS.md ``## Numerals`` quotes them):
+
+- ``d20``: ``rsandrini-d20`` (real photos) on the held-back videos of :mod:`.numerals_split`
+  (``--split test``, read once per shipped model; ``val`` while developing), read by the full
+  :class:`~dicetower.vision.reader.FrameReader` with the numeral reader on and scored by
+  ``dicetower eval``'s own code (:func:`~dicetower.vision.evaluate.evaluate_folder`,
+  :class:`~dicetower.vision.evaluate.FolderReport`); the interval is eval's, over its photo
+  groups, and the accuracy per video is listed beside it;
+- ``renders``: renders of :data:`~.numerals_data.TEST_SEED` (never drawn in training), one die
+  a crop, read by :class:`~dicetower.vision.numerals.NumeralReader` from its labelled box:
+  right / wrong / unreadable per kind with 95 % intervals;
+- ``trays``: rendered trays of mixed dice (pip d6, numeral d6, d10, d10t, d20; several colours;
+  a touching pair in every other tray) read by the FrameReader from the detector's boxes and,
+  separately, from the labelled boxes: kinds right among dice the reader read, and identities
+  (:func:`~dicetower.vision.identity.identify`) right for dice whose kind and colour no other
+  die of the tray shares.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from ..evaluate import FolderReport, evaluate_folder, match_dice, select_entries
+from ..identity import identify
+from ..intervals import binomial_bounds
+from ..locate import DieCandidate
+from ..numerals import NumeralReader, numeral_crops
+from ..reader import FrameReader
+from ..reading import ReadStatus
+from ..synth.numerals import FACES, KINDS, NUMERAL_COLOURS, NumeralStyle, TrayDie, render_crop, render_tray
+from .numerals_data import TEST_SEED
+from .numerals_split import background_of, d20_split, d20_splits
+
+__all__ = ["eval_d20", "eval_renders", "eval_trays", "main"]
+
+
+def _rate(k: int, n: int) -> dict[str, float]:
+    lo, hi = binomial_bounds(k, n) if n else (0.0, 1.0)
+    return {"rate": round(k / n, 5) if n else 0.0, "lo": round(lo, 5), "hi": round(hi, 5)}
+
+
+def eval_d20(folder: Path, split: str, models: Path | None) -> dict:
+    """The held-back ``rsandrini-d20`` videos read by the whole frame reader (module docstring)."""
+    entries = select_entries(folder, kinds=["d20"])
+    splits = d20_splits((e.relpath, e.dice[0].face) for e in entries)
+    entries = [e for e in entries if d20_split(splits, e.relpath, e.dice[0].face) == split]
+    reader = FrameReader(numerals=NumeralReader(models))
+    report = FolderReport(folder.resolve().name)
+    videos: dict[str, Counter[str]] = {}
+    for result in evaluate_folder(folder, lambda f, r: reader.read(f, r), entries=entries):
+        report.add(result)
+        key = f"{background_of(result.entry.relpath)}{result.entry.dice[0].face}"
+        videos.setdefault(key, Counter())[result.scored[0].outcome.value] += 1
+    data = report.to_json()
+    keep = ("photos", "dice", "correct", "wrong", "rejected", "missed", "accuracy", "wrong_rate", "groups")
+    out = {k: data[k] for k in keep}
+    out.update(
+        accuracy_interval=data["accuracy_interval"],
+        wrong_rate_upper=data["wrong_rate_upper"],
+        false_positives=data["false_positives"],
+        false_positives_read=data["false_positives_read"],
+        reject_ratio=data["reject_ratio"],
+        per_face={f: v["accuracy"] for f, v in data["per_face"].get("d20", {}).items()},
+        per_video={v: f"{c['correct']}/{sum(c.values())}" for v, c in sorted(videos.items())},
+        confusion=data["confusion"].get("d20", {}),
+    )
+    return {"figure": "d20", "dataset": "rsandrini-d20 (real photos)", "split": split, **out}
+
+
+def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -> dict:
+    """Held-out renders, one die a crop, per kind (module docstring)."""
+    reader = NumeralReader(models)
+    out = {}
+    for ki, kind in enumerate(KINDS):
+        crops, truth = [], []
+        for i in range(n_per_kind):
+            seed = seed0 + ki * 100_000 + i
+            face = FACES[kind][i % len(FACES[kind])]
+            frame, box = render_crop(seed, kind, face)
+            crops.append(numeral_crops(frame, [box])[0])
+            truth.append(face)
+        reads = reader.read_crops(crops)
+        right = sum(r.kind == kind and r.face == f for r, f in zip(reads, truth, strict=True))
+        unread = sum(r.face is None for r in reads)
+        kind_right = sum(r.kind == kind for r in reads if r.kind is not None)
+        kind_read = sum(r.kind is not None for r in reads)
+        out[kind] = {
+            "n": n_per_kind,
+            "right": _rate(right, n_per_kind),
+            "wrong": _rate(n_per_kind - right - unread, n_per_kind),
+            "unreadable": round(unread / n_per_kind, 5),
+            "kind_right_of_read": _rate(kind_right, kind_read),
+        }
+    return {"figure": "renders", "seed": seed0, "what": "renders (not real photos)", "per_kind": out}
+
+
+def _tray_dice(rng: np.random.Generator) -> list[TrayDie]:
+    kinds = list(KINDS) + [str(k) for k in rng.choice(KINDS, int(rng.integers(0, 4)))]
+    colours = list(NUMERAL_COLOURS)
+    return [TrayDie(k, int(rng.choice(FACES[k])), str(rng.choice(colours))) for k in kinds]
+
+
+def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) -> dict:
+    """Mixed rendered trays (module docstring)."""
+    numerals = NumeralReader(models)
+    detected = FrameReader(numerals=numerals)
+    result: dict[str, Counter[str]] = {"detector": Counter(), "labelled": Counter()}
+    for t in range(n):
+        rng = np.random.default_rng(seed0 + t)
+        dice = _tray_dice(rng)
+        frame, ref, labels = render_tray(seed0 + t, dice, style=NumeralStyle(), touching=t % 2 == 0)
+        boxes = [d.box for d in labels]
+        truth_kind = [d.die for d in labels]
+
+        def labelled(frame_: np.ndarray, _ref: object, _tray: object, boxes_: list = boxes) -> list:
+            return [DieCandidate(box=tuple(b)) for b in boxes_]
+
+        for mode, reader in (
+            ("detector", detected),
+            ("labelled", FrameReader(locate=labelled, numerals=numerals)),
+        ):
+            c = result[mode]
+            reading = reader.read(frame, ref)
+            matched, extra = match_dice(boxes, [r.centres for r in reading.dice])
+            c["extra"] += len(extra)
+            keyed = Counter((d.kind, d.colour) for d in dice)
+            dice_set = {
+                f"die{i}": (labels[i].die, d.colour)
+                for i, d in enumerate(dice)
+                if keyed[(d.kind, d.colour)] == 1
+            }
+            read_dice = list(reading.dice)
+            ids = identify(read_dice, dice_set, frame, ref)
+            for i, j in enumerate(matched):
+                c["dice"] += 1
+                if j is None:
+                    c["missed"] += 1
+                    continue
+                r = read_dice[j]
+                if r.status is not ReadStatus.READ:
+                    c["unreadable"] += 1
+                    continue
+                c["read"] += 1
+                c["kind_right"] += r.kind == truth_kind[i]
+                c["face_right"] += r.kind == truth_kind[i] and r.face == labels[i].face
+                if f"die{i}" in dice_set:
+                    c["id_dice"] += 1
+                    c["id_right"] += ids[j].name == f"die{i}"
+    out = {}
+    for mode, c in result.items():
+        out[mode] = {
+            **dict(c),
+            "kinds_right_of_read": _rate(c["kind_right"], c["read"]),
+            "faces_right_of_dice": _rate(c["face_right"], c["dice"]),
+            "identities_right": _rate(c["id_right"], c["id_dice"]),
+        }
+    return {"figure": "trays", "trays": n, "what": "renders (not real photos)", **out}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("what", choices=("d20", "renders", "trays"))
+    p.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
+    p.add_argument("--split", choices=("val", "test"), default="val")
+    p.add_argument(
+        "--models", type=Path, default=None, help="folder of numeral_reader.onnx/.json (default shipped)"
+    )
+    p.add_argument("-n", type=int, default=400, help="renders per kind / trays")
+    a = p.parse_args(argv)
+    if a.what == "d20":
+        out = eval_d20(a.datasets / "rsandrini-d20", a.split, a.models)
+    elif a.what == "renders":
+        out = eval_renders(a.n, a.models)
+    else:
+        out = eval_trays(a.n, a.models)
+    print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
