@@ -138,7 +138,7 @@ def test_bad_seeds_get_our_message(
 def test_seeds_that_are_numbers_or_words_replay(
     capsys: pytest.CaptureFixture[str], command: list[str]
 ) -> None:
-    for seed in ("7", "-7", "9" * 100, "session-12.b"):
+    for seed in ("7", "-7", "9" * 100, "release-12.b"):
         assert main([*command, "--seed", seed]) == 0
         first = capsys.readouterr().out
         assert main([*command, "--seed", seed]) == 0

@@ -36,9 +36,9 @@ import numpy as np
 from ..locate import locate_dice
 from ..numerals import INPUT, NUMERAL_KINDS, class_names, numeral_blob
 from ..pips import crop_die
+from ..splits import split_of
 from ..synth.numerals import FACES, KINDS, NumeralStyle, render_crop, render_tray
 from .numerals_split import d20_split, d20_splits
-from .splits import split_of
 
 __all__ = ["KIND_LABELS", "TEST_SEED", "TRAIN_SEED", "VAL_SEED", "build", "main", "render_samples"]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from .splits import Split
+from ..splits import Split
 
 __all__ = ["background_of", "d20_split", "d20_splits"]
 
