@@ -156,3 +156,11 @@ def test_export_csv_and_json(log: RollLog, tmp_path: Path, capsys: pytest.Captur
     assert main(["log", "export", "--json", "--data", str(tmp_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [json.loads(line)["total"] for line in lines] == [1, 2, 3, 4, 5]
+
+
+def test_cli_fairness_reads_the_log(log: RollLog, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fairness", "--data", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("rng d6 (d6): 15 rolls, chi2 ")
+    assert main(["fairness", "--json", "--data", str(tmp_path)]) == 0
+    dice = json.loads(capsys.readouterr().out)["dice"]
+    assert [f["count"] for f in dice[0]["faces"]] == [5, 4, 3, 2, 1, 0]
