@@ -2,32 +2,25 @@
 
 Why: the real photos here hold no d10 or percentile d10 with its face labelled and no d20 photo
 of faces 4, 6, 16 and 19 (``../shared/datasets/README.md``), yet the tower must read them and the
-simulated camera must draw them. This module draws every kind the reader knows, from a seed,
-with the same tray, light, shadow, placement and noise as :mod:`.render`'s d6 scenes.
+simulated camera must draw them. This module lays out trays of dice drawn as lit solids by
+:mod:`.die3d`, with the same tray, light, shadow, placement and noise as :mod:`.render`'s d6
+scenes. The face a die is labelled with is the one most squarely toward the camera; its
+neighbours show around it, foreshortened, their numerals turned their own ways.
 
-Each die is seen from above, lying on a face (or *cocked*, leaning: no face up):
+Varied from the seed: fonts (OpenCV's built-in sans at several weights, plus any TrueType
+files in :attr:`NumeralStyle.fonts`), ink and body colours, solid / speckled / marbled /
+translucent bodies, gloss, rounded edges, any rotation, the face tilted from the lens up to
+:attr:`NumeralStyle.tilt` degrees (a fixed camera sees dice near the tray's edge at an angle),
+a slight perspective of the whole tray, touching pairs and cocked dice (leaning halfway to a
+neighbouring face: no face squarely up). Labels use the manifest's kinds (``d6`` for both d6
+styles, ``d10``, ``d10t`` with faces 0, 10, ..., 90, ``d20``).
 
-- ``d6n``: a square face with one numeral; 6 and 9 carry an underline or a dot.
-- ``d10`` / ``d10t``: the kite on top with its numeral (``0``-``9``, or ``00``-``90`` on the
-  tens die), inside the die's outline, with two neighbouring kites darker, their numerals
-  smaller and turned: the face read is the upper kite, never a neighbour.
-- ``d20``: the triangle on top with its numeral inside a hexagonal outline; the three faces
-  sharing its edges show their own (smaller, darker, turned) numerals.
-- ``d6``: the pip d6 of :func:`.render.draw_face`.
-
-Varied from the seed: Hershey fonts (plain, simplex, duplex, complex, triplex, italic or not)
-and stroke weight, ink and body colours, solid / marbled / translucent bodies, any rotation,
-a slight tilt (the die foreshortened up to ~25 degrees, as near a wide lens's edge), a slight
-perspective of the whole tray, touching pairs and cocked dice. Labels use the manifest's kinds
-(``d6`` for both d6 styles, ``d10``, ``d10t`` with faces 0, 10, ..., 90, ``d20``).
-
-Deterministic from ``seed`` (numpy's generator; OpenCV's drawing is deterministic). Never
-evidence of accuracy on real dice: real photos are.
+Deterministic from ``seed`` (numpy's generator; OpenCV's drawing is deterministic) and the
+fonts given. Never evidence of accuracy on real dice: real photos are.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,6 +28,7 @@ import cv2
 import numpy as np
 
 from ..manifest import LabelledDie
+from .die3d import BUILTIN_FONTS, DieLook, Font, draw_solid
 from .render import (
     _TRAYS,
     MARBLED_COLOURS,
@@ -44,16 +38,12 @@ from .render import (
     _light,
     _paste,
     _place,
-    _rounded_mask,
-    _swirls,
     _to8,
     _tray,
-    draw_face,
 )
 
 __all__ = [
     "FACES",
-    "FONTS",
     "KINDS",
     "MATERIALS",
     "NUMERAL_COLOURS",
@@ -61,6 +51,7 @@ __all__ = [
     "TrayDie",
     "draw_die",
     "label_kind",
+    "random_look",
     "render_crop",
     "render_tray",
 ]
@@ -75,16 +66,7 @@ FACES: dict[str, tuple[int, ...]] = {
     "d10t": tuple(range(0, 100, 10)),
     "d20": tuple(range(1, 21)),
 }
-#: cv2's Hershey fonts that print readable numerals (the script fonts do not).
-FONTS: tuple[int, ...] = (
-    cv2.FONT_HERSHEY_SIMPLEX,
-    cv2.FONT_HERSHEY_PLAIN,
-    cv2.FONT_HERSHEY_DUPLEX,
-    cv2.FONT_HERSHEY_COMPLEX,
-    cv2.FONT_HERSHEY_TRIPLEX,
-    cv2.FONT_HERSHEY_COMPLEX_SMALL,
-)
-MATERIALS: tuple[str, ...] = ("solid", "marbled", "translucent")
+MATERIALS: tuple[str, ...] = ("solid", "speckled", "marbled", "translucent")
 
 _LIGHT_INK = ((245, 245, 245), (60, 200, 235), (90, 190, 215))  # white, yellow, gold
 _DARK_INK = ((20, 20, 20), (30, 30, 120), (90, 40, 20))
@@ -101,6 +83,8 @@ NUMERAL_COLOURS: dict[str, tuple[tuple[int, int, int], tuple[tuple[int, int, int
     "grey": ((130, 128, 125), _LIGHT_INK[:1] + _DARK_INK[:1]),
     "black": ((32, 30, 30), _LIGHT_INK),
 }
+#: Speckle colours: dark, white and gold flecks.
+_FLECKS = ((20, 20, 20), (235, 235, 235), (60, 180, 220))
 
 #: Largest number of dice in one tray (bounds the work).
 MAX_DICE = 40
@@ -129,9 +113,11 @@ class NumeralStyle:
     light: float | None = None
     shadows: bool = True
     grain: float = 5.0
-    tilt: float = 25.0  #: largest foreshortening of one die, degrees (0: square-on)
-    marbled: float = 0.2  #: share of bodies drawn marbled, when a die's material is not given
+    tilt: float = 25.0  #: largest angle between the read face and the line to the lens, degrees
+    marbled: float = 0.15  #: share of bodies drawn marbled, when a die's material is not given
     translucent: float = 0.2  #: share of bodies drawn translucent, likewise
+    speckled: float = 0.25  #: share of bodies drawn speckled, likewise
+    fonts: tuple[Font, ...] = BUILTIN_FONTS  #: numeral fonts drawn from
 
 
 def label_kind(kind: str) -> str:
@@ -146,173 +132,66 @@ def _check(kind: str, face: int) -> None:
         raise SynthError(f"a {kind} has no face {face}")
 
 
-def _text_of(kind: str, face: int) -> str:
-    return f"{face:02d}" if kind == "d10t" else str(face)
-
-
-def _draw_text(
-    img: np.ndarray,
-    text: str,
-    centre: tuple[float, float],
-    height: float,
-    angle: float,
-    ink: tuple[int, int, int],
-    font: int,
-    weight: float,
-    *,
-    mark: str | None = None,
-    alpha: float = 1.0,
-) -> None:
-    """Composite ``text`` into float BGR ``img`` (in place), ``height`` px tall, turned ``angle`` deg.
-
-    ``mark`` ``"bar"`` / ``"dot"`` adds the underline or the dot that tells 6 from 9.
-    """
-    side = img.shape[0]
-    big = int(max(8, 4 * height))
-    canvas = np.zeros((big, big), np.uint8)
-    scale1 = cv2.getTextSize(text, font, 1.0, 1)[0][1] or 1
-    scale = height / scale1
-    thick = max(1, round(weight * height))
-    (tw, th), _ = cv2.getTextSize(text, font, scale, thick)
-    org = (round(big / 2 - tw / 2), round(big / 2 + th / 2))
-    cv2.putText(canvas, text, org, font, scale, 255, thick, cv2.LINE_AA)
-    if mark == "bar":
-        y = round(big / 2 + th / 2 + max(2, 0.18 * th))
-        cv2.line(canvas, (round(big / 2 - tw / 2), y), (round(big / 2 + tw / 2), y), 255, thick, cv2.LINE_AA)
-    elif mark == "dot":
-        cv2.circle(canvas, (round(big / 2 + tw / 2 + thick * 1.5), org[1]), thick, 255, -1, cv2.LINE_AA)
-    m = cv2.getRotationMatrix2D((big / 2, big / 2), angle, 1.0)
-    m[0, 2] += centre[0] - big / 2
-    m[1, 2] += centre[1] - big / 2
-    a = cv2.warpAffine(canvas, m, (side, side), flags=cv2.INTER_LINEAR, borderValue=0).astype(np.float32)
-    a *= alpha / 255.0
-    img[:] = img * (1 - a[:, :, None]) + np.array(ink, np.float32) * a[:, :, None]
-
-
-def _poly(points: Sequence[tuple[float, float]], side: int) -> np.ndarray:
-    half = side / 2
-    return np.array([[half + x * half, half + y * half] for x, y in points], np.float32)
-
-
-def _fill(mask_shape: tuple[int, int], poly: np.ndarray) -> np.ndarray:
-    m = np.zeros(mask_shape, np.uint8)
-    cv2.fillPoly(m, [np.round(poly).astype(np.int32)], 255, cv2.LINE_AA)
-    return m
-
-
-#: d20 seen face-on: hexagon outline, the top triangle, and each edge's neighbour apex.
-_HEX = [(0.95 * math.cos(math.radians(a)), 0.95 * math.sin(math.radians(a))) for a in range(-90, 270, 60)]
-_TRI = [(0.62 * math.cos(math.radians(a)), 0.62 * math.sin(math.radians(a))) for a in (-90, 30, 150)]
-#: d10 seen face-on: the outline and the top kite (point up: the numeral's top).
-_D10_OUTLINE = [(0.0, -0.97), (0.82, -0.38), (0.78, 0.42), (0.0, 0.97), (-0.78, 0.42), (-0.82, -0.38)]
-_KITE = [(0.0, -0.72), (0.56, -0.12), (0.0, 0.66), (-0.56, -0.12)]
-
-
-def _neighbour_numbers(rng: np.random.Generator, kind: str, face: int, n: int) -> list[str]:
-    others = [f for f in FACES[kind] if f != face]
-    picks = rng.choice(len(others), size=n, replace=False)
-    return [_text_of(kind, others[int(i)]) for i in picks]
+def random_look(
+    rng: np.random.Generator,
+    colour: str | None = None,
+    material: str | None = None,
+    style: NumeralStyle | None = None,
+) -> DieLook:
+    """A die's look drawn from ``rng``: a :data:`NUMERAL_COLOURS` body (``colour``, or any), its ink."""
+    style = style or NumeralStyle()
+    name = colour or str(rng.choice(list(NUMERAL_COLOURS)))
+    if name not in NUMERAL_COLOURS:
+        raise SynthError(f"colour must be one of {', '.join(NUMERAL_COLOURS)}, got {name!r}")
+    body, inks = NUMERAL_COLOURS[name]
+    if material is None:
+        u = float(rng.random())
+        shares = (style.marbled, style.translucent, style.speckled)
+        material = "marbled" if u < shares[0] else "translucent" if u < sum(shares[:2]) else (
+            "speckled" if u < sum(shares) else "solid"
+        )
+    if material not in MATERIALS:
+        raise SynthError(f"material must be one of {', '.join(MATERIALS)}, got {material!r}")
+    ink = inks[int(rng.integers(len(inks)))]
+    second: tuple[int, int, int] | None = None
+    if material == "marbled":
+        swirl = MARBLED_COLOURS[str(rng.choice(list(MARBLED_COLOURS)))][2]
+        second = tuple(int(0.5 * a + 0.5 * b) for a, b in zip(swirl, body, strict=True))  # type: ignore[assignment]
+    elif material == "speckled":
+        second = _FLECKS[int(rng.integers(len(_FLECKS)))]
+    # a body varies a little from die to die of one colour name
+    jitter = rng.uniform(0.88, 1.08, 3)
+    body = tuple(int(min(255, v * j)) for v, j in zip(body, jitter, strict=True))  # type: ignore[assignment]
+    if not style.fonts:
+        raise SynthError("NumeralStyle.fonts must name at least one font")
+    return DieLook(
+        body=body,
+        ink=ink,
+        material=material,
+        second=second,
+        font=style.fonts[int(rng.integers(len(style.fonts)))],
+        mark="bar" if rng.random() < 0.7 else "dot",
+        mark_all=bool(rng.random() < 0.2),
+        gloss=float(rng.uniform(0.0, 0.6)),
+        bevel=float(rng.uniform(0.03, 0.08)),
+        opacity=float(rng.uniform(0.55, 0.85)),
+    )
 
 
 def draw_die(
     kind: str,
     face: int,
     side: int,
-    body: tuple[int, int, int],
-    ink: tuple[int, int, int],
+    look: DieLook,
     rng: np.random.Generator,
     *,
-    material: str = "solid",
-    swirl: tuple[int, int, int] | None = None,
+    tilt: float = 25.0,
+    cocked: bool = False,
+    light: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """One die of ``kind`` face-up, seen square-on, numeral upright: (BGR patch, alpha mask).
-
-    ``rng`` draws the font, weight, 6/9 mark, neighbour numerals and marbling; ``material``
-    ``"translucent"`` returns a mask below 255 inside the die (the tray shows through).
-    """
+    """One die of ``kind`` with ``face`` toward the camera: ``(BGR patch, alpha mask)`` (:mod:`.die3d`)."""
     _check(kind, face)
-    if kind == "d6":
-        shape = str(rng.choice(["round", "round", "square"]))
-        img8, mask = draw_face(face, side, body, ink, shape, swirl=swirl, swirl_seed=int(rng.integers(2**31)))
-        return img8, mask
-    font = int(rng.choice(FONTS)) | (cv2.FONT_ITALIC if rng.random() < 0.25 else 0)
-    weight = float(rng.uniform(0.07, 0.16))
-    mark_style = "bar" if rng.random() < 0.7 else "dot"
-    img = np.empty((side, side, 3), np.float32)
-    img[:] = body
-    if swirl is not None:
-        _swirls(img, swirl, int(rng.integers(2**31)))
-    text = _text_of(kind, face)
-    mark = mark_style if text in ("6", "9") else None
-    if kind == "d6n":
-        mask = _rounded_mask(side, side, 0.18 * side)
-        dist = cv2.distanceTransform(mask, cv2.DIST_L2, 3)
-        img *= (0.72 + 0.28 * np.clip(dist / max(1.0, 0.1 * side), 0, 1))[:, :, None]
-        _draw_text(img, text, (side / 2, side / 2), 0.5 * side, 0.0, ink, font, weight, mark=mark)
-    else:
-        outline, top = (_HEX, _TRI) if kind == "d20" else (_D10_OUTLINE, _KITE)
-        mask = _fill((side, side), _poly(outline, side))
-        top_mask = _fill((side, side), _poly(top, side)).astype(np.float32) / 255
-        shade = 0.62 + 0.12 * float(rng.random())
-        img *= (shade + (1 - shade) * cv2.GaussianBlur(top_mask, (0, 0), 0.01 * side + 0.5))[:, :, None]
-        edges = cv2.Canny(_fill((side, side), _poly(top, side)), 50, 150).astype(np.float32) / 255
-        img *= (1 - 0.25 * edges)[:, :, None]
-        if kind == "d20":
-            # neighbours across each edge of the top triangle: numerals turned to point outward
-            texts = _neighbour_numbers(rng, kind, face, 3)
-            for k, t in enumerate(texts):
-                a, b = _TRI[(k + 1) % 3], _TRI[(k + 2) % 3]
-                mid = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
-                out = math.atan2(mid[1], mid[0])
-                pos = (mid[0] + 0.17 * math.cos(out), mid[1] + 0.17 * math.sin(out))
-                c = (side / 2 + pos[0] * side / 2, side / 2 + pos[1] * side / 2)
-                ang = -math.degrees(out) - 90.0 + 180.0
-                _draw_text(img, t, c, 0.13 * side, ang, ink, font, weight, alpha=0.8)
-            height = 0.24 * side if len(text) == 2 else 0.27 * side
-            _draw_text(img, text, (side / 2, side * 0.53), height, 0.0, ink, font, weight, mark=mark)
-        else:
-            texts = _neighbour_numbers(rng, kind, face, 2)
-            for t, (x, y, ang) in zip(texts, ((0.62, 0.3, 55.0), (-0.62, 0.3, -55.0)), strict=True):
-                c = (side / 2 + x * side / 2, side / 2 + y * side / 2)
-                _draw_text(img, t, c, 0.13 * side, ang, ink, font, weight, alpha=0.8)
-            height = 0.22 * side if len(text) == 2 else 0.26 * side
-            _draw_text(img, text, (side / 2, side * 0.47), height, 0.0, ink, font, weight, mark=mark)
-    if material == "translucent":
-        # light passes through the body: weaker cover at the middle, a bright rim highlight
-        dist = cv2.distanceTransform(mask, cv2.DIST_L2, 3)
-        rim = np.clip(dist / max(1.0, 0.25 * side), 0, 1)
-        ink_px = np.abs(img - np.array(body, np.float32)).sum(axis=2) > 60
-        cover = np.where(ink_px, 1.0, 0.9 - 0.25 * rim) * (mask.astype(np.float32) / 255)
-        img += (40.0 * (1 - rim))[:, :, None]
-        mask = np.round(cover * 255).astype(np.uint8)
-    return np.clip(img, 0, 255).astype(np.uint8), mask
-
-
-def _cocked(patch: np.ndarray, mask: np.ndarray, side: int) -> tuple[np.ndarray, np.ndarray]:
-    """A leaning die: its top foreshortened over a darker, foreshortened side (no face up)."""
-    h_top, h_low = max(4, round(side * 0.7)), max(4, round(side * 0.6))
-    top = cv2.resize(patch, (side, h_top), interpolation=cv2.INTER_AREA)
-    low = (cv2.resize(cv2.flip(patch, 0), (side, h_low), interpolation=cv2.INTER_AREA) * 0.55).astype(
-        np.uint8
-    )
-    tm = cv2.resize(mask, (side, h_top), interpolation=cv2.INTER_AREA)
-    lm = cv2.resize(cv2.flip(mask, 0), (side, h_low), interpolation=cv2.INTER_AREA)
-    return np.vstack([top, low]), np.vstack([tm, lm])
-
-
-def _tilted(patch: np.ndarray, mask: np.ndarray, tilt: float, axis: float) -> tuple[np.ndarray, np.ndarray]:
-    """Foreshorten by ``cos(tilt)`` along direction ``axis`` (degrees): a die seen slightly obliquely."""
-    s = mask.shape[0]
-    c = s / 2
-    r3 = np.vstack([cv2.getRotationMatrix2D((c, c), axis, 1.0), [0.0, 0.0, 1.0]])
-    k = math.cos(math.radians(tilt))
-    squash = np.array([[1.0, 0.0, 0.0], [0.0, k, c * (1 - k)], [0.0, 0.0, 1.0]])
-    m = np.linalg.inv(r3) @ squash @ r3
-    m2 = m[:2]
-    return (
-        cv2.warpAffine(patch, m2, (s, s), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0)),
-        cv2.warpAffine(mask, m2, (s, s), flags=cv2.INTER_LINEAR, borderValue=0),
-    )
+    return draw_solid(kind, face, side, look, rng, tilt=tilt, cocked=cocked, light=light)
 
 
 def _outline(mask: np.ndarray, centre: tuple[float, float], angle: float) -> np.ndarray:
@@ -330,36 +209,6 @@ def _outline(mask: np.ndarray, centre: tuple[float, float], angle: float) -> np.
     m = cv2.getRotationMatrix2D((pw / 2, ph / 2), angle, 1.0)
     placed = np.hstack([hull + 0.5, np.ones((len(hull), 1))]) @ m.T
     return placed + np.array(centre) - np.array([pw / 2, ph / 2])
-
-
-def _die_colours(
-    rng: np.random.Generator, spec: TrayDie, style: NumeralStyle
-) -> tuple[tuple[int, int, int], tuple[int, int, int], str, tuple[int, int, int] | None]:
-    name = spec.colour or str(rng.choice(list(NUMERAL_COLOURS)))
-    if name not in NUMERAL_COLOURS:
-        raise SynthError(f"colour must be one of {', '.join(NUMERAL_COLOURS)}, got {name!r}")
-    body, inks = NUMERAL_COLOURS[name]
-    material = spec.material
-    if material is None:
-        u = float(rng.random())
-        material = (
-            "marbled"
-            if u < style.marbled
-            else "translucent"
-            if u < style.marbled + style.translucent
-            else "solid"
-        )
-    if material not in MATERIALS:
-        raise SynthError(f"material must be one of {', '.join(MATERIALS)}, got {material!r}")
-    ink = inks[int(rng.integers(len(inks)))]
-    swirl = None
-    if material == "marbled":
-        swirl = MARBLED_COLOURS[str(rng.choice(list(MARBLED_COLOURS)))][2]
-        swirl = tuple(int(0.5 * a + 0.5 * b) for a, b in zip(swirl, body, strict=True))  # type: ignore[assignment]
-    # a body varies a little from die to die of one colour name
-    jitter = rng.uniform(0.88, 1.08, 3)
-    body = tuple(int(min(255, v * j)) for v, j in zip(body, jitter, strict=True))  # type: ignore[assignment]
-    return body, ink, material, swirl
 
 
 def _as_spec(d: TrayDie | tuple) -> TrayDie:
@@ -402,17 +251,15 @@ def render_tray(
     canvas = background.copy()
     shade = np.ones((H, W), np.float32)
     polys = []
+    # the light stands opposite the shadows: camera axes, y up
+    light_dir = np.array([-towards[0], towards[1], 1.2])
     for spec, s, c in zip(specs, sides, centres, strict=True):
-        body, ink, material, swirl = _die_colours(rng, spec, style)
+        look = random_look(rng, spec.colour, spec.material, style)
         side = max(8, round(s))
-        patch, mask = draw_die(spec.kind, spec.face, side, body, ink, rng, material=material, swirl=swirl)
-        tilt = float(rng.uniform(0, style.tilt)) if style.tilt > 0 else 0.0
-        axis = float(rng.uniform(0, 180))
-        if spec.cocked:
-            patch, mask = _cocked(patch, mask, side)
-        elif tilt > 1.0:
-            patch, mask = _tilted(patch, mask, tilt, axis)
-        angle = float(rng.uniform(0, 360))
+        patch, mask = draw_die(
+            spec.kind, spec.face, side, look, rng, tilt=style.tilt, cocked=spec.cocked, light=light_dir
+        )
+        angle = 0.0  # the pose already turns the die every way
         shadow = (towards[0] * s * 0.12, towards[1] * s * 0.12) if style.shadows else None
         _paste(canvas, shade, patch, mask, c, angle, shadow)
         polys.append(_outline(mask, c, angle))

@@ -1,14 +1,16 @@
 """Train the numeral reader on :mod:`.numerals_data`'s crops; write the ONNX file and its card.
 
-Loop: AdamW, one-cycle learning rate, fixed seeds, one thread (``torch.set_num_threads(1)``).
-Each batch is turned by a random quarter turn and given noise, contrast and a 1-in-5 inverted
-polarity (light ink on a dark body and the reverse). Crops whose face is unknown (real d10 of
-``lurig-kinds``) train only the kind: their loss is ``-log`` of the kind's summed probability.
+Loop: AdamW, one-cycle learning rate, fixed seeds, ``--threads`` torch threads. Each epoch
+draws every crop once and the real d20 crops ``--real-weight`` times (they are few, and the
+only real numerals). Each batch is turned by a random quarter turn and given noise, contrast
+and a 1-in-6 inverted polarity (light ink on a dark body and the reverse). Crops whose face is
+unknown (real d10 of ``lurig-kinds``) train only the kind: their loss is ``-log`` of the kind's
+summed probability. A cocked die's crop counts half for each of its two faces.
 
 Calibration on the val crops (renders of the val seed, ``rsandrini-d20`` val videos, the d6
-val splits), never the test split: a temperature by least NLL, then the kind threshold and a
-face threshold per kind, each the lowest on a grid that keeps val's wrong answers at or under
-``--wrong-rate`` of those it accepts.
+and kind val splits), never the test split: a temperature by least NLL, then the kind
+threshold and a face threshold per kind, each the lowest on a grid that keeps val's wrong
+answers at or under ``--wrong-rate`` of those it accepts.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def _kind_masks() -> Any:
     return masks.bool()
 
 
-def _loss(logits: Any, y: Any, kind: Any, masks: Any) -> Any:
+def _loss(logits: Any, y: Any, y2: Any, kind: Any, masks: Any) -> Any:
     import torch
     import torch.nn.functional as F
 
@@ -48,7 +50,11 @@ def _loss(logits: Any, y: Any, kind: Any, masks: Any) -> Any:
     known = y >= 0
     loss = torch.zeros((), dtype=logits.dtype)
     if known.any():
-        loss = loss + F.nll_loss(logp[known], y[known].long(), reduction="sum")
+        w = torch.where(y2[known] >= 0, 0.5, 1.0).to(logits.dtype)
+        loss = loss - (w * logp[known].gather(1, y[known].long()[:, None])[:, 0]).sum()
+    both = y2 >= 0
+    if both.any():
+        loss = loss - 0.5 * logp[both].gather(1, y2[both].long()[:, None]).sum()
     only = ~known
     if only.any():
         m = masks[kind[only].long()]
@@ -62,45 +68,74 @@ def _augment(x: Any, g: Any) -> Any:
     k = int(torch.randint(0, 4, (1,), generator=g))
     x = torch.rot90(x, k, dims=(2, 3))
     n = x.shape[0]
-    flip = (torch.rand(n, 1, 1, 1, generator=g) < 0.2).float()
+    flip = (torch.rand(n, 1, 1, 1, generator=g) < 1 / 6).float()
     x = x * (1 - 2 * flip)
     x = x * (0.8 + 0.4 * torch.rand(n, 1, 1, 1, generator=g))
     return x + 0.15 * torch.rand(n, 1, 1, 1, generator=g) * torch.randn(x.shape, generator=g)
 
 
-def train(data: Path, epochs: int, batch: int, lr: float, seed: int) -> Any:
-    """The trained torch model (eval mode)."""
+def _by_source(logits: np.ndarray, y: np.ndarray, source: np.ndarray) -> dict[str, str]:
+    """Top-1 on val per source (crops with a known class only)."""
+    out = {}
+    for name in sorted(set(source.tolist())):
+        rows = (source == name) & (y >= 0)
+        if rows.any():
+            out[name] = f"{(logits[rows].argmax(axis=1) == y[rows]).mean():.3f} of {int(rows.sum())}"
+    return out
+
+
+def train(
+    data: Path,
+    epochs: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    *,
+    threads: int = 2,
+    real_weight: int = 2,
+    checkpoint: Path | None = None,
+) -> Any:
+    """The trained torch model (eval mode); prints val top-1 by source after each epoch."""
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     torch.manual_seed(seed)
     d = np.load(data / "train.npz")
     x = torch.from_numpy(d["x"].astype(np.float32))[:, None]
     y = torch.from_numpy(d["y"].astype(np.int64))
+    y2 = torch.from_numpy(d["y2"].astype(np.int64))
     kind = torch.from_numpy(d["kind"].astype(np.int64))
+    real = torch.from_numpy(np.flatnonzero(d["source"] == "rsandrini-d20"))
+    v = np.load(data / "val.npz")
     model = make_model()
     masks = _kind_masks()
+    per_epoch = len(y) + (real_weight - 1) * len(real)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
-    steps = epochs * ((len(y) + batch - 1) // batch)
+    steps = epochs * ((per_epoch + batch - 1) // batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.15)
     g = torch.Generator().manual_seed(seed)
     for epoch in range(epochs):
         model.train()
-        order = torch.randperm(len(y), generator=g)
+        pool = torch.cat([torch.arange(len(y))] + [real] * (real_weight - 1))
+        order = pool[torch.randperm(len(pool), generator=g)]
         total, t0 = 0.0, time.perf_counter()
-        for start in range(0, len(y), batch):
+        for start in range(0, len(order), batch):
             idx = order[start : start + batch]
-            loss = _loss(model(_augment(x[idx], g)), y[idx], kind[idx], masks)
+            loss = _loss(model(_augment(x[idx], g)), y[idx], y2[idx], kind[idx], masks)
             opt.zero_grad()
             loss.backward()
             opt.step()
             sched.step()
             total += float(loss) * len(idx)
+        model.eval()
+        val = _by_source(_logits(model, v["x"]), v["y"].astype(int), v["source"])
         print(
-            f"epoch {epoch + 1}/{epochs}: loss {total / len(y):.4f} ({time.perf_counter() - t0:.0f} s)",
+            f"epoch {epoch + 1}/{epochs}: loss {total / len(order):.4f} ({time.perf_counter() - t0:.0f} s) "
+            f"val {val}",
             flush=True,
         )
-    model.eval()
+        if checkpoint is not None:
+            torch.save(model.state_dict(), checkpoint)
     return model
 
 
@@ -168,12 +203,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--wrong-rate", type=float, default=0.003)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--real-weight", type=int, default=2, help="draws per epoch of each real d20 crop")
     a = p.parse_args(argv)
     args = sys.argv[1:] if argv is None else argv
-    model = train(a.data, a.epochs, a.batch, a.lr, a.seed)
-    import torch
-
-    torch.save(model.state_dict(), a.data / "numeral_reader.pt")
+    model = train(
+        a.data,
+        a.epochs,
+        a.batch,
+        a.lr,
+        a.seed,
+        threads=a.threads,
+        real_weight=a.real_weight,
+        checkpoint=a.data / "numeral_reader.pt",
+    )
     v = np.load(a.data / "val.npz")
     logits = _logits(model, v["x"])
     card = calibrate(logits, v["y"].astype(int), v["kind"].astype(int), a.wrong_rate)
@@ -195,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
             "lr": a.lr,
             "seed": a.seed,
             "wrong_rate": a.wrong_rate,
+            "real_weight": a.real_weight,
         },
     }
     (a.out / "numeral_reader.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
