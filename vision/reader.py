@@ -204,7 +204,7 @@ class FrameReader:
         }
 
 
-def open_reader(models: str | Path | None = None) -> FrameReader:
+def open_reader(models: str | Path | None = None, *, numerals: bool = False) -> FrameReader:
     """The product's reader: on the shipped models, or on the models in folder ``models``.
 
     Why a folder: a newly trained or calibrated reader or detector is judged with the same eval
@@ -213,16 +213,24 @@ def open_reader(models: str | Path | None = None) -> FrameReader:
     (+ ``.json``); a model it lacks is the shipped one, so either can be judged alone. A folder
     with neither is an error (``FileNotFoundError``), not a silent run of the shipped pair; a
     model that does not load raises ``ReaderModelError`` or ``DetectorError``.
+
+    ``numerals`` adds the numeral reader (numeral d6, d10, d10t, d20), the folder's
+    ``numeral_reader.onnx`` when it has one: off, every die is read as a pip d6, which is faster
+    and what a d6-only table wants.
     """
     if models is None:
-        return FrameReader()
+        return FrameReader(numerals=NumeralReader() if numerals else None)
     folder = Path(models)
     has_reader = (folder / "d6_reader.onnx").is_file()
     detector_path = folder / "detector.onnx"
-    if not has_reader and not detector_path.is_file():
-        raise FileNotFoundError(f"{folder}: holds neither d6_reader.onnx nor detector.onnx")
+    has_numerals = (folder / "numeral_reader.onnx").is_file()
+    if not has_reader and not detector_path.is_file() and not has_numerals:
+        raise FileNotFoundError(
+            f"{folder}: holds neither d6_reader.onnx nor detector.onnx (nor numeral_reader.onnx)"
+        )
+    numeral_reader = NumeralReader(folder if has_numerals else None) if numerals else None
     if not detector_path.is_file():
-        return FrameReader(folder)
+        return FrameReader(folder if has_reader else None, numerals=numeral_reader)
     detector = DieDetector(detector_path)
 
     def locate(
@@ -230,7 +238,7 @@ def open_reader(models: str | Path | None = None) -> FrameReader:
     ) -> list[DieCandidate]:
         return locate_dice(frame, reference=reference, tray=tray, detector=detector)
 
-    return FrameReader(folder if has_reader else None, locate=locate)
+    return FrameReader(folder if has_reader else None, locate=locate, numerals=numeral_reader)
 
 
 class ReaderSpecError(ValueError):

@@ -70,6 +70,11 @@ def register(subparsers: Any) -> None:
         "(a model DIR lacks is the shipped one)",
     )
     p.add_argument(
+        "--numerals",
+        action="store_true",
+        help="also read numeral d6, d10, d10t and d20 (on by itself when --kinds names one of them)",
+    )
+    p.add_argument(
         "--errata",
         metavar="DIR",
         type=Path,
@@ -108,7 +113,11 @@ def run(args: argparse.Namespace) -> int:
     check_labelled_folders(args.folders, args.errata)
     if args.reader is not None and args.models is not None:
         raise EvalError("--models and --reader cannot be combined: --models sets the built-in reader's files")
-    reader = import_reader(args.reader) if args.reader is not None else open_reader(args.models)
+    reader = (
+        import_reader(args.reader)
+        if args.reader is not None
+        else open_reader(args.models, numerals=args.numerals or any(k != "d6" for k in args.kinds or ()))
+    )
     for folder in args.folders:
         name = folder.resolve().name
         errata = errata_for(folder, args.errata) if args.errata is not None else []
@@ -137,8 +146,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print_report(data)
     return 0
-
-
 
 
 def _pct(x: float) -> str:

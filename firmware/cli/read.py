@@ -43,6 +43,11 @@ def register(subparsers: Any) -> None:
         type=Path,
         help="read with the d6_reader.onnx/.json and/or detector.onnx in DIR (e.g. from dicetower calibrate)",
     )
+    p.add_argument(
+        "--numerals",
+        action="store_true",
+        help="also read numeral d6, d10, d10t and d20 (pip d6 only without it)",
+    )
     p.add_argument("--reader", metavar="MODULE:NAME", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
@@ -76,7 +81,11 @@ def run(args: argparse.Namespace) -> int:
         raise ReaderSpecError(
             "--models and --reader cannot be combined: --models sets the built-in reader's files"
         )
-    reader = import_reader(args.reader) if args.reader is not None else open_reader(args.models)
+    reader = (
+        import_reader(args.reader)
+        if args.reader is not None
+        else open_reader(args.models, numerals=args.numerals)
+    )
     start = time.perf_counter()
     reading = reader.read(info.frame, reference)
     ms = (time.perf_counter() - start) * 1000.0

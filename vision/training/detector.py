@@ -35,7 +35,9 @@ import numpy as np
 from dicetower.vision.detector import INPUT_SIZE, STRIDE
 from dicetower.vision.manifest import ManifestEntry, read_manifest
 from dicetower.vision.splits import split_of
+from dicetower.vision.training.numerals_split import d20_split, d20_splits
 from dicetower.vision.training.onnx_weights import unfolded_state
+from dicetower.vision.training.single_die_box import boxes_for
 
 __all__ = [
     "CACHE_PATH",
@@ -58,13 +60,20 @@ DATASETS_DIR = ROOT / ".." / "shared" / "datasets"
 CACHE_PATH = Path(tempfile.gettempdir()) / "dicetower_detector_cache.npz"
 MODEL_PATH = ROOT / "vision" / "models" / "detector.onnx"
 
-#: The real d6 datasets the detector learns from, with the sampling weight of each.
+#: The real datasets the detector learns from, with the sampling weight of each: the d6 sets,
+#: and the whole-die photos of d20 (``rsandrini-d20``) and of every kind (``lurig-kinds``), so a
+#: d20 or d10 is found as one die, not as its face-sized facets.
 DATASETS = {
-    "byler-d6": 0.3,
-    "epanemu-dice3": 0.3,
-    "matteop65-d6-wood": 0.2,
-    "tomitomi3-gray-d6": 0.2,
+    "byler-d6": 0.24,
+    "epanemu-dice3": 0.24,
+    "matteop65-d6-wood": 0.16,
+    "tomitomi3-gray-d6": 0.16,
+    "rsandrini-d20": 0.12,
+    "lurig-kinds": 0.08,
 }
+#: Datasets of one whole die per photo with no box in the manifest: the box is
+#: :func:`~dicetower.vision.training.single_die_box.boxes_for`'s.
+BOXED_BY_SEARCH = ("rsandrini-d20", "lurig-kinds")
 #: matteop65's boxes cover the pip area only: the die body is about this much larger.
 MATTEO_BODY_SCALE = 1.4
 #: Photos are cached with their longest side at most this (the model sees <= 384 px).
@@ -116,16 +125,46 @@ def split_photos(name: str, split: str) -> Iterator[tuple[str, ManifestEntry, np
             yield rel, entry, image
 
 
+def _searched_photos(name: str, split: str) -> Iterator[tuple[np.ndarray, list[tuple[float, ...]]]]:
+    """``(BGR photo, [box])`` of the one-die photos of ``name`` in ``split``, boxed by search.
+
+    Their manifests carry no box (and ``lurig-kinds`` no face), so rows are read as plain JSON;
+    ``rsandrini-d20`` is split by whole video (:mod:`.numerals_split`): its neighbouring frames
+    are near-duplicates.
+    """
+    folder = DATASETS_DIR / name
+    rows = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
+    boxes = boxes_for(folder)
+    videos = (
+        d20_splits((r["image"], int(r["dice"][0]["face"])) for r in rows) if name == "rsandrini-d20" else None
+    )
+    for r in rows:
+        rel = r["image"]
+        if videos is not None:
+            if d20_split(videos, rel, int(r["dice"][0]["face"])) != split:
+                continue
+        elif split_of(name, rel) != split:
+            continue
+        box = boxes.get(rel)
+        image = cv2.imread(str(folder / rel), cv2.IMREAD_COLOR) if box is not None else None
+        if image is not None:  # no die found or no photo: better no sample than a wrong box
+            yield image, [tuple(box)]
+
+
 def _load_dataset(name: str, split: str) -> list[Sample]:
     out: list[Sample] = []
-    for _rel, entry, image in split_photos(name, split):
+    if name in BOXED_BY_SEARCH:
+        photos = _searched_photos(name, split)
+    else:
+        photos = ((image, [d.box for d in entry.dice]) for _rel, entry, image in split_photos(name, split))
+    for image, labelled in photos:
         h, w = image.shape[:2]
         boxes = []
-        for die in entry.dice:
-            if die.box is None:
+        for box in labelled:
+            if box is None:
                 boxes.append(tight_box_of_single_die(image))
             else:
-                boxes.append(die.box)
+                boxes.append(box)
         arr = np.array(boxes, np.float32).reshape(-1, 4)
         known = not name.startswith("matteop65")
         if not known:
@@ -142,7 +181,7 @@ def _load_dataset(name: str, split: str) -> list[Sample]:
 
 def load_split(split: str = "train", names: tuple[str, ...] = tuple(DATASETS)) -> dict[str, list[Sample]]:
     """Decoded, downscaled photos of ``split`` per dataset, cached in /tmp (never the repo)."""
-    cache = CACHE_PATH.with_name(f"{CACHE_PATH.stem}_{split}.npz")
+    cache = CACHE_PATH.with_name(f"{CACHE_PATH.stem}_{split}_{'-'.join(sorted(names))}.npz")
     if cache.exists():
         z = np.load(cache, allow_pickle=False)
         result: dict[str, list[Sample]] = {}
