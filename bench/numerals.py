@@ -20,7 +20,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from dicetower.vision.numerals import NumeralReader, numeral_crops
+from dicetower.vision.numerals import NumeralReader
 from dicetower.vision.pips import D6Reader
 from dicetower.vision.synth.numerals import FACES, KINDS, TrayDie, render_tray
 
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     cv2.setNumThreads(1)
     numerals, pips = NumeralReader(), D6Reader()
     readers = {
-        "numeral_reader": lambda f, b: numerals.read_crops(numeral_crops(f, b)),
+        "numeral_reader": lambda f, b: numerals.read_crops(numerals.crops(f, b)),
         "d6_reader (baseline)": lambda f, b: pips.read_crops(pips.crops(f, b)),
     }
     rows = []

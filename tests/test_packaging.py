@@ -131,8 +131,8 @@ def test_wheel_size(wheel: Path, record_property: pytest.RecordProperty) -> None
     size = wheel.stat().st_size
     record_property("wheel_bytes", size)
     print(f"\n{wheel.name}: {size:,} bytes ({size / 2**20:.2f} MiB)")
-    # the six shipped model files are about 2.0 MiB; much more means something else got in
-    assert size < 3 * 2**20
+    # the six shipped model files are about 3.1 MiB; much more means something else got in
+    assert size < 4 * 2**20
 
 
 def _run_from(site: Path, code: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -47,8 +47,9 @@ __all__ = [
     "with_kind",
 ]
 
-#: Crop side the network reads.
-INPUT = 64
+#: Crop side the training code builds a network for; a model card's ``input`` says what a given
+#: model reads, so a model of another side still loads and reads its own crops.
+INPUT = 96
 #: Kinds the network tells apart; ``d6`` is the pip d6, ``d6n`` the d6 printed with numerals.
 NUMERAL_KINDS: tuple[str, ...] = ("d6", "d6n", "d10", "d10t", "d20")
 _FACES: dict[str, tuple[int, ...]] = {
@@ -99,28 +100,30 @@ class KindRead:
         return "d6" if self.kind == "d6n" else self.kind
 
 
-def numeral_crops(frame: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> list[np.ndarray]:
-    """The :data:`INPUT`-px crops of ``boxes`` as the network was trained to read them."""
-    return [crop_die(frame, b, size=INPUT) for b in boxes]
+def numeral_crops(
+    frame: np.ndarray, boxes: list[tuple[float, float, float, float]], size: int = INPUT
+) -> list[np.ndarray]:
+    """The ``size``-px crops of ``boxes`` as the network was trained to read them."""
+    return [crop_die(frame, b, size=size) for b in boxes]
 
 
-def numeral_blob(crops: list[np.ndarray] | np.ndarray) -> np.ndarray:
-    """``(N, 1, INPUT, INPUT)`` float32: each crop contrast-projected to one plane, standardised."""
+def numeral_blob(crops: list[np.ndarray] | np.ndarray, size: int = INPUT) -> np.ndarray:
+    """``(N, 1, size, size)`` float32: each crop contrast-projected to one plane, standardised."""
     n = len(crops)
-    out = np.empty((n, 1, INPUT, INPUT), np.float32)
+    out = np.empty((n, 1, size, size), np.float32)
     colour = [i for i in range(n) if crops[i].ndim == 3]
     for i in range(n):
         if crops[i].ndim != 3:
             g = crops[i]
-            if g.shape[:2] != (INPUT, INPUT):
-                g = cv2.resize(g, (INPUT, INPUT), interpolation=cv2.INTER_AREA)
+            if g.shape[:2] != (size, size):
+                g = cv2.resize(g, (size, size), interpolation=cv2.INTER_AREA)
             out[i, 0] = g
     if colour:
         stack = np.stack(
             [
                 c
-                if c.shape[:2] == (INPUT, INPUT)
-                else cv2.resize(c, (INPUT, INPUT), interpolation=cv2.INTER_AREA)
+                if c.shape[:2] == (size, size)
+                else cv2.resize(c, (size, size), interpolation=cv2.INTER_AREA)
                 for c in (crops[i][..., :3] for i in colour)
             ]
         )
@@ -128,7 +131,7 @@ def numeral_blob(crops: list[np.ndarray] | np.ndarray) -> np.ndarray:
     flat = out.reshape(n, -1)
     mean = flat.mean(axis=1, keepdims=True)
     sd = flat.std(axis=1, keepdims=True) + 1e-3
-    return ((flat - mean) / np.maximum(sd, 4.0)).reshape(n, 1, INPUT, INPUT).astype(np.float32)
+    return ((flat - mean) / np.maximum(sd, 4.0)).reshape(n, 1, size, size).astype(np.float32)
 
 
 def _default_model_dir() -> Path:
@@ -142,7 +145,7 @@ class NumeralReader:
     shipped ones. Example::
 
         reader = NumeralReader()
-        reads = reader.read_crops(numeral_crops(frame, boxes))
+        reads = reader.read_crops(reader.crops(frame, boxes))
         print([(r.kind, r.face) for r in reads])
     """
 
@@ -155,7 +158,9 @@ class NumeralReader:
             self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
         except ValueError as exc:
             raise NumeralModelError(f"{meta}: bad metadata: {exc}") from None
-        if self.meta.get("classes") != class_names() or int(self.meta.get("input", 0)) != INPUT:
+        #: The crop side this model reads (its card's ``input``).
+        self.input = int(self.meta.get("input", 0)) if str(self.meta.get("input", "")).isdigit() else 0
+        if self.meta.get("classes") != class_names() or not 32 <= self.input <= 256 or self.input % 16:
             raise NumeralModelError(f"{meta}: classes or input size do not match this code")
         self.temperature = float(self.meta.get("temperature", 1.0))
         self.kind_threshold = float(self.meta.get("kind_threshold", 0.9))
@@ -172,7 +177,7 @@ class NumeralReader:
             return np.zeros((0, len(KIND_OF_CLASS)), np.float32)
         out = []
         for start in range(0, len(crops), MAX_BATCH):
-            self._net.setInput(numeral_blob(crops[start : start + MAX_BATCH]))
+            self._net.setInput(numeral_blob(crops[start : start + MAX_BATCH], self.input))
             logits = np.asarray(self._net.forward(), np.float64).reshape(-1, len(KIND_OF_CLASS))
             z = logits / self.temperature
             z -= z.max(axis=1, keepdims=True)
@@ -198,6 +203,10 @@ class NumeralReader:
         if p < self.face_thresholds[kind]:
             return KindRead(kind, None, kind_p, p, UnreadableReason.LOW_CONFIDENCE)
         return KindRead(kind, face, kind_p, p)
+
+    def crops(self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> list[np.ndarray]:
+        """:func:`numeral_crops` at this model's crop side."""
+        return numeral_crops(frame, boxes, self.input)
 
     def read_crops(self, crops: list[np.ndarray]) -> list[KindRead]:
         """:meth:`decide` for each crop of :func:`numeral_crops`."""

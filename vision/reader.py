@@ -28,7 +28,7 @@ import numpy as np
 from .colour import die_colours
 from .detector import DieDetector
 from .locate import DieCandidate, as_bgr, locate_dice
-from .numerals import OVERRIDING_KINDS, KindRead, NumeralReader, numeral_crops, with_kind
+from .numerals import OVERRIDING_KINDS, KindRead, NumeralReader, with_kind
 from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .reading import DiceReader, DieReading, Reading, ReadStatus, UnreadableReason
 from .topface import face_centres
@@ -155,7 +155,7 @@ class FrameReader:
         )
         kinds: dict[int, KindRead] = {}
         if self.numerals is not None and need:
-            numeral_reads = self.numerals.read_crops(numeral_crops(frame, [cands[i].box for i in need]))
+            numeral_reads = self.numerals.read_crops(self.numerals.crops(frame, [cands[i].box for i in need]))
             kinds = {i: k for i, k in zip(need, numeral_reads, strict=True) if k.kind in OVERRIDING_KINDS}
         t1 = time.perf_counter()
         colours = die_colours(crops)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from dicetower.vision.locate import DieCandidate
@@ -11,7 +13,6 @@ from dicetower.vision.numerals import (
     NumeralModelError,
     NumeralReader,
     class_names,
-    numeral_crops,
     with_kind,
 )
 from dicetower.vision.reader import FrameReader
@@ -69,19 +70,21 @@ def test_with_kind_leaves_pip_d6_to_the_pip_reader() -> None:
 
 
 @pytest.mark.parametrize("kind", ["d6n", "d10", "d10t", "d20"])
-def test_held_out_renders_are_read(numerals: NumeralReader, kind: str) -> None:
+def test_held_out_renders_are_told_by_kind_and_never_read_wrong(numerals: NumeralReader, kind: str) -> None:
     faces = FACES[kind]
     crops = []
     for i, face in enumerate(faces):
         frame, box = render_crop(TEST_SEED + 50_000 + i, kind, face)
-        crops.append(numeral_crops(frame, [box])[0])
+        crops.append(numerals.crops(frame, [box])[0])
     reads = numerals.read_crops(crops)
-    right = sum(r.kind == kind and r.face == f for r, f in zip(reads, faces, strict=True))
+    kinds_right = sum(r.kind == kind for r in reads)
+    kinds_wrong = sum(r.kind is not None and r.kind != kind for r in reads)
     wrong = sum(
         r.face is not None and (r.kind, r.face) != (kind, f) for r, f in zip(reads, faces, strict=True)
     )
-    # floor at the level the shipped model reaches (BENCHMARKS.md ## Numerals: below the 99.5 % target)
-    assert right >= 0.5 * len(faces) and wrong <= 0.35 * len(faces)
+    # The shipped model tells the kind of held-out renders and leaves an unsure face unreadable;
+    # its face accuracy is below the 99.5 % target (BENCHMARKS.md ## Numerals).
+    assert kinds_right >= 0.9 * len(faces) and kinds_wrong == 0 and wrong <= 1
 
 
 def test_frame_reader_reads_kinds_only_when_asked(numerals: NumeralReader) -> None:
@@ -98,5 +101,23 @@ def test_frame_reader_reads_kinds_only_when_asked(numerals: NumeralReader) -> No
     plain = FrameReader(locate=labelled).read(frame, ref)
     assert all(d.kind == "d6" for d in plain.dice)
     mixed = FrameReader(locate=labelled, numerals=numerals).read(frame, ref)
+    assert [d.kind for d in mixed.dice] == ["d20", "d10t", "d6"]
     got = {(d.kind, d.face) for d in mixed.dice if d.status is ReadStatus.READ}
-    assert ("d20", 20) in got and ("d6", 5) in got
+    assert ("d6", 5) in got and got <= {("d20", 20), ("d10t", 30), ("d6", 5)}
+
+
+def test_open_reader_adds_the_numeral_reader_only_when_asked(tmp_path, numerals: NumeralReader) -> None:
+    import shutil
+
+    import dicetower.vision.models
+    from dicetower.vision.reader import open_reader
+
+    assert open_reader().numerals is None
+    assert open_reader(numerals=True).numerals is not None
+    models = Path(dicetower.vision.models.__file__).parent
+    for name in ("numeral_reader.onnx", "numeral_reader.json"):
+        shutil.copy(models / name, tmp_path / name)
+    reader = open_reader(tmp_path, numerals=True)
+    assert reader.numerals is not None and reader.numerals.input == numerals.input
+    with pytest.raises(FileNotFoundError):
+        open_reader(tmp_path / "empty", numerals=True)

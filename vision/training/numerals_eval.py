@@ -4,7 +4,7 @@ Three figures, each printed as one JSON line (BENCHMARKS.md ``## Numerals`` quot
 
 - ``d20``: ``rsandrini-d20`` (real photos) on the held-back videos of :mod:`.numerals_split`
   (``--split test``, read once per shipped model; ``val`` while developing), read by the full
-  :class:`~dicetower.vision.reader.FrameReader` with the numeral reader on and scored by
+  :func:`~dicetower.vision.reader.open_reader` with the numeral reader on and scored by
   ``dicetower eval``'s own code (:func:`~dicetower.vision.evaluate.evaluate_folder`,
   :class:`~dicetower.vision.evaluate.FolderReport`); the interval is eval's, over its photo
   groups, and the accuracy per video is listed beside it;
@@ -31,8 +31,8 @@ from ..evaluate import FolderReport, evaluate_folder, match_dice, select_entries
 from ..identity import identify
 from ..intervals import binomial_bounds
 from ..locate import DieCandidate
-from ..numerals import NumeralReader, numeral_crops
-from ..reader import FrameReader
+from ..numerals import NumeralReader
+from ..reader import FrameReader, open_reader
 from ..reading import ReadStatus
 from ..synth.numerals import FACES, KINDS, NUMERAL_COLOURS, NumeralStyle, TrayDie, render_crop, render_tray
 from .numerals_data import TEST_SEED
@@ -51,10 +51,10 @@ def eval_d20(folder: Path, split: str, models: Path | None) -> dict:
     entries = select_entries(folder, kinds=["d20"])
     splits = d20_splits((e.relpath, e.dice[0].face) for e in entries)
     entries = [e for e in entries if d20_split(splits, e.relpath, e.dice[0].face) == split]
-    reader = FrameReader(numerals=NumeralReader(models))
+    reader = open_reader(models, numerals=True)
     report = FolderReport(folder.resolve().name)
     videos: dict[str, Counter[str]] = {}
-    for result in evaluate_folder(folder, lambda f, r: reader.read(f, r), entries=entries):
+    for result in evaluate_folder(folder, reader, entries=entries):
         report.add(result)
         key = f"{background_of(result.entry.relpath)}{result.entry.dice[0].face}"
         videos.setdefault(key, Counter())[result.scored[0].outcome.value] += 1
@@ -84,7 +84,7 @@ def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -
             seed = seed0 + ki * 100_000 + i
             face = FACES[kind][i % len(FACES[kind])]
             frame, box = render_crop(seed, kind, face)
-            crops.append(numeral_crops(frame, [box])[0])
+            crops.append(reader.crops(frame, [box])[0])
             truth.append(face)
         reads = reader.read_crops(crops)
         right = sum(r.kind == kind and r.face == f for r, f in zip(reads, truth, strict=True))
@@ -109,8 +109,8 @@ def _tray_dice(rng: np.random.Generator) -> list[TrayDie]:
 
 def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) -> dict:
     """Mixed rendered trays (module docstring)."""
-    numerals = NumeralReader(models)
-    detected = FrameReader(numerals=numerals)
+    detected = open_reader(models, numerals=True)
+    numerals = detected.numerals
     result: dict[str, Counter[str]] = {"detector": Counter(), "labelled": Counter()}
     for t in range(n):
         rng = np.random.default_rng(seed0 + t)
@@ -170,7 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     p.add_argument("--split", choices=("val", "test"), default="val")
     p.add_argument(
-        "--models", type=Path, default=None, help="folder of numeral_reader.onnx/.json (default shipped)"
+        "--models",
+        type=Path,
+        default=None,
+        help="folder of candidate numeral_reader.onnx and/or detector.onnx (+ .json; default shipped)",
     )
     p.add_argument("-n", type=int, default=400, help="renders per kind / trays")
     a = p.parse_args(argv)
