@@ -94,6 +94,7 @@ def train(
     threads: int = 2,
     real_weight: int = 2,
     checkpoint: Path | None = None,
+    resume: Path | None = None,
 ) -> Any:
     """The trained torch model (eval mode); prints val top-1 by source after each epoch."""
     import torch
@@ -108,6 +109,8 @@ def train(
     real = torch.from_numpy(np.flatnonzero(d["source"] == "rsandrini-d20"))
     v = np.load(data / "val.npz")
     model = make_model()
+    if resume is not None:  # another round from a checkpoint: a fresh one-cycle schedule over it
+        model.load_state_dict(torch.load(resume))
     masks = _kind_masks()
     per_epoch = len(y) + (real_weight - 1) * len(real)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
@@ -204,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--wrong-rate", type=float, default=0.003)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--resume", type=Path, default=None, help="start from this checkpoint (.pt)")
     p.add_argument("--real-weight", type=int, default=2, help="draws per epoch of each real d20 crop")
     a = p.parse_args(argv)
     args = sys.argv[1:] if argv is None else argv
@@ -216,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         threads=a.threads,
         real_weight=a.real_weight,
         checkpoint=a.data / "numeral_reader.pt",
+        resume=a.resume,
     )
     v = np.load(a.data / "val.npz")
     logits = _logits(model, v["x"])
