@@ -38,7 +38,6 @@ __all__ = [
     "Font",
     "Pose",
     "SolidDrawing",
-    "draw_solid",
     "glyph",
     "max_tilt",
     "random_pose",
@@ -269,27 +268,6 @@ class SolidDrawing:
     tilt: float  #: degrees between ``face``'s normal and the line to the lens
 
 
-def draw_solid(
-    kind: str,
-    face: int,
-    side: int,
-    look: DieLook,
-    rng: np.random.Generator,
-    *,
-    tilt: float = 20.0,
-    cocked: bool = False,
-    light: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """One die of ``kind`` with ``face`` toward the camera: ``(BGR patch, alpha mask)``, uint8.
-
-    ``side`` is the silhouette's larger extent in px (the patch is a little larger);
-    ``tilt`` the largest angle (degrees) between the face's normal and the line to the lens;
-    ``light`` a unit vector toward the light in camera axes (x right, y up, z to the lens).
-    """
-    d = render_solid(kind, face, side, look, rng, tilt=tilt, cocked=cocked, light=light)
-    return d.patch, d.mask
-
-
 def render_solid(
     kind: str,
     face: int,
@@ -301,7 +279,12 @@ def render_solid(
     cocked: bool = False,
     light: np.ndarray | None = None,
 ) -> SolidDrawing:
-    """:func:`draw_solid` with what was drawn: the faces toward the camera and the tilt."""
+    """One die of ``kind`` with ``face`` toward the camera, and what was drawn.
+
+    ``side`` is the silhouette's larger extent in px (the patch is a little larger);
+    ``tilt`` the largest angle (degrees) between the face's normal and the line to the lens;
+    ``light`` a unit vector toward the light in camera axes (x right, y up, z to the lens).
+    """
     s = shape_of(kind)
     values = face_values(kind, rng)
     matches = np.flatnonzero(values == face)

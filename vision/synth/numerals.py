@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 
 from ..manifest import LabelledDie
-from .die3d import BUILTIN_FONTS, DieLook, Font, draw_solid
+from .die3d import BUILTIN_FONTS, DieLook, Font, render_solid
 from .render import (
     _TRAYS,
     MARBLED_COLOURS,
@@ -191,7 +191,8 @@ def draw_die(
 ) -> tuple[np.ndarray, np.ndarray]:
     """One die of ``kind`` with ``face`` toward the camera: ``(BGR patch, alpha mask)`` (:mod:`.die3d`)."""
     _check(kind, face)
-    return draw_solid(kind, face, side, look, rng, tilt=tilt, cocked=cocked, light=light)
+    drawn = render_solid(kind, face, side, look, rng, tilt=tilt, cocked=cocked, light=light)
+    return drawn.patch, drawn.mask
 
 
 def _outline(mask: np.ndarray, centre: tuple[float, float], angle: float) -> np.ndarray:
