@@ -25,13 +25,14 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from ..evaluate import FolderReport, evaluate_folder, match_dice, select_entries
 from ..identity import identify
 from ..intervals import binomial_bounds
 from ..locate import DieCandidate
-from ..numerals import NumeralReader
+from ..numerals import NumeralReader, class_names
 from ..reader import FrameReader, open_reader
 from ..reading import ReadStatus
 from ..synth.numerals import FACES, KINDS, NUMERAL_COLOURS, NumeralStyle, TrayDie, render_crop, render_tray
@@ -72,6 +73,47 @@ def eval_d20(folder: Path, split: str, models: Path | None) -> dict:
         confusion=data["confusion"].get("d20", {}),
     )
     return {"figure": "d20", "dataset": "rsandrini-d20 (real photos)", "split": split, **out}
+
+
+def eval_d20_boxed(folder: Path, split: str, models: Path | None) -> dict:
+    """The same held-back videos read by the numeral reader alone from the die's own box.
+
+    The box is :func:`~.single_die_box.boxes_for`'s (photos where it finds none are skipped), so
+    this figure is the reader's share of the d20 accuracy with the locator taken out.
+    """
+    from .single_die_box import boxes_for
+
+    reader = NumeralReader(models)
+    entries = select_entries(folder, kinds=["d20"])
+    splits = d20_splits((e.relpath, e.dice[0].face) for e in entries)
+    boxes = boxes_for(folder)
+    c: Counter[str] = Counter()
+    for e in entries:
+        face = e.dice[0].face
+        box = boxes.get(e.relpath)
+        if d20_split(splits, e.relpath, face) != split or box is None:
+            continue
+        frame = cv2.imread(str(folder / e.relpath))
+        if frame is None:
+            continue
+        probs = reader.probabilities(reader.crops(frame, [box]))[0]
+        read = reader.decide(probs)
+        top = probs.argmax()
+        c["photos"] += 1
+        c["kind_d20"] += read.kind == "d20"
+        c["top1_face_right"] += class_names()[int(top)] == f"d20:{face}"
+        c["read_right"] += read.kind == "d20" and read.face == face
+        c["read_wrong"] += read.face is not None and (read.kind, read.face) != ("d20", face)
+    n = c["photos"]
+    return {
+        "figure": "d20-boxed",
+        "dataset": "rsandrini-d20 (real photos)",
+        "split": split,
+        **dict(c),
+        "kind_d20": _rate(c["kind_d20"], n),
+        "top1_face_right": _rate(c["top1_face_right"], n),
+        "read_right": _rate(c["read_right"], n),
+    }
 
 
 def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -> dict:
@@ -166,7 +208,7 @@ def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) ->
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("what", choices=("d20", "renders", "trays"))
+    p.add_argument("what", choices=("d20", "d20-boxed", "renders", "trays"))
     p.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     p.add_argument("--split", choices=("val", "test"), default="val")
     p.add_argument(
@@ -179,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     if a.what == "d20":
         out = eval_d20(a.datasets / "rsandrini-d20", a.split, a.models)
+    elif a.what == "d20-boxed":
+        out = eval_d20_boxed(a.datasets / "rsandrini-d20", a.split, a.models)
     elif a.what == "renders":
         out = eval_renders(a.n, a.models)
     else:
