@@ -8,6 +8,9 @@ them (the cut is part of the per-die cost); OpenCV runs on one thread, both read
 up once, and calls alternate reader by reader. Printed: the median ms per call and per die for
 1, 10 and 25 dice, and each model's file size. The pip reader (``D6Reader``, the shipped model)
 is the named baseline: the numeral reader runs beside it on every die when kinds are on.
+
+A second table times whole frames (``FrameReader.read`` with kinds on, the empty tray given)
+with the die-body search (``FrameReader.with_bodies``) and, as its baseline, without it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import cv2
 import numpy as np
 from dicetower.vision.numerals import NumeralReader
 from dicetower.vision.pips import D6Reader
+from dicetower.vision.reader import FrameReader
 from dicetower.vision.synth.numerals import FACES, KINDS, TrayDie, render_tray
 
 MODELS = Path(__file__).resolve().parents[1] / "vision" / "models"
@@ -67,16 +71,37 @@ def main(argv: list[str] | None = None) -> int:
                     "ms_die": round(med / len(boxes), 3),
                 }
             )
+    frames = []
+    for n in a.dice:
+        rng = np.random.default_rng(100 + n)
+        dice = [TrayDie(k, int(rng.choice(FACES[k]))) for k in (KINDS[i % len(KINDS)] for i in range(n))]
+        frame, ref, _labels = render_tray(100 + n, dice, (960, 960) if n > 12 else (640, 640))
+        with_bodies = FrameReader(numerals=numerals)
+        without = FrameReader(numerals=numerals)
+        without.with_bodies = lambda _f, c, *_a, **_k: list(c)  # type: ignore[method-assign]
+        ts: dict[str, list[float]] = {"with bodies": [], "without bodies (baseline)": []}
+        for r in (with_bodies, without):
+            r.read(frame, ref)
+        for _ in range(max(3, a.repeat // 3)):
+            for name, r in (("with bodies", with_bodies), ("without bodies (baseline)", without)):
+                t = time.perf_counter()
+                r.read(frame, ref)
+                ts[name].append((time.perf_counter() - t) * 1000.0)
+        for name, v in ts.items():
+            frames.append({"frame": name, "dice": n, "ms_frame": round(statistics.median(v), 2)})
     sizes = {
         f.name: round(f.stat().st_size / 1e6, 3)
         for f in (MODELS / "numeral_reader.onnx", MODELS / "d6_reader.onnx")
     }
     if a.json:
-        print(json.dumps({"rows": rows, "model_mb": sizes}))
+        print(json.dumps({"rows": rows, "frames": frames, "model_mb": sizes}))
         return 0
     print(f"{'reader':<22} {'dice':>5} {'ms/call':>9} {'ms/die':>8}")
     for r in rows:
         print(f"{r['reader']:<22} {r['dice']:>5} {r['ms_call']:>9.3f} {r['ms_die']:>8.3f}")
+    print(f"\n{'whole frame, kinds on':<26} {'dice':>5} {'ms/frame':>9}")
+    for r in frames:
+        print(f"{r['frame']:<26} {r['dice']:>5} {r['ms_frame']:>9.2f}")
     print("model sizes (MB):", ", ".join(f"{k} {v}" for k, v in sizes.items()))
     return 0
 

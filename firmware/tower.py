@@ -69,9 +69,22 @@ __all__ = [
     "moved",
     "open_tower",
     "plan_rounds",
+    "reader_for_tray",
 ]
 
 log = logging.getLogger(__name__)
+
+def reader_for_tray(dice: Sequence[TrayDie]) -> FrameReader:
+    """The frame reader for the loaded dice: with the numeral reader when any is not a pip d6.
+
+    Why not always: the numeral reader costs a few ms a die and looks for whole numeral dice
+    among the detector's boxes; a tray of pip d6 needs neither.
+    """
+    from ..vision.numerals import NumeralReader
+    from ..vision.reader import FrameReader
+
+    return FrameReader(numerals=NumeralReader() if any(d.kind != "d6" for d in dice) else None)
+
 
 #: A frame whose mean grey level is under this is black (lens cap, dead sensor, lights off).
 BLACK_MEAN = 8.0
@@ -139,9 +152,7 @@ class Tower:
     @property
     def reader(self) -> FrameReader:
         if self._reader is None:
-            from ..vision.reader import FrameReader
-
-            self._reader = FrameReader()
+            self._reader = reader_for_tray(self.dice)
         return self._reader
 
     @property

@@ -30,6 +30,7 @@ __all__ = [
     "as_bgr",
     "foreground_mask",
     "locate_dice",
+    "tray_mask",
 ]
 
 #: Frames are downscaled so their longest side is at most this before any work: the model
@@ -86,7 +87,8 @@ class DieCandidate:
     touching: bool = False
     cut_off: bool = False  #: touches the frame border
     #: "cnn" (model proposal), "difference" (changed blob vs the reference the model missed)
-    #: or "split" (a row of dice under one model peak, cut by the blob's shape)
+    #: "split" (a row of dice under one model peak, cut by the blob's shape) or "body" (a whole
+    #: numeral die the numeral reader named, found as a blob: :meth:`FrameReader.with_bodies`)
     source: str = "cnn"
 
     @property
@@ -151,6 +153,12 @@ def _tray_mask(tray: np.ndarray, frame_shape: tuple[int, int], work: tuple[int, 
         m = (m > 0).astype(np.uint8) * 255
         return _resize(m, work, nearest=True)
     raise LocateError("tray must be a polygon [[x, y], ...] or a mask the size of the frame")
+
+
+def tray_mask(tray: np.ndarray, frame_shape: tuple[int, int]) -> np.ndarray:
+    """The tray (a polygon ``[[x, y], ...]`` or a mask, frame pixels) as a frame-size uint8 mask."""
+    h, w = frame_shape[:2]
+    return _tray_mask(tray, (h, w), (w, h), 1.0)
 
 
 def foreground_mask(frame: np.ndarray, reference: np.ndarray) -> np.ndarray:

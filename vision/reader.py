@@ -25,9 +25,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .bodies import body_boxes
 from .colour import die_colours
 from .detector import DieDetector
-from .locate import DieCandidate, as_bgr, locate_dice
+from .locate import CUT_MARGIN, DieCandidate, as_bgr, locate_dice, tray_mask
 from .numerals import OVERRIDING_KINDS, KindRead, NumeralReader, with_kind
 from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .reading import DiceReader, DieReading, Reading, ReadStatus, UnreadableReason
@@ -35,6 +36,9 @@ from .topface import face_centres
 from .view import FrameView, frame_view
 
 __all__ = [
+    "BODY_KINDS",
+    "BODY_PART",
+    "BODY_SAME_IOU",
     "CUT_ASPECT",
     "NOT_A_DIE_DROP",
     "FrameReader",
@@ -55,6 +59,28 @@ MAX_DICE = 200
 #: unreadable: an unreadable die makes the tower throw again, a rubber foot should not. Chosen on
 #: the val split (see BENCHMARKS.md); a real die below the bar is still reported unreadable.
 NOT_A_DIE_DROP = NOT_A_DIE
+#: Kinds a die body must be read as to replace the detector's boxes inside it: the kinds whose
+#: numerals the pip-d6 detector boxes one by one (a numeral d6 is boxed whole).
+BODY_KINDS = frozenset({"d10", "d10t", "d20"})
+#: A body overlapping a located box by this IoU is that box (the detector found the die).
+BODY_SAME_IOU = 0.5
+#: A located box inside a body and wider than this share of it is the die itself, not a
+#: fragment: the body is that die (and its shadow), left to the detector's box.
+BODY_PART = 0.7
+
+
+def _iou(a: Sequence[float], b: Sequence[float]) -> float:
+    ix = max(0.0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = a[2] * a[3] + b[2] * b[3] - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _holds(box: Sequence[float], point: tuple[float, float]) -> bool:
+    return box[0] <= point[0] <= box[0] + box[2] and box[1] <= point[1] <= box[1] + box[3]
+
+
 #: Reader reasons that a located die's own flags (cut off, touching) explain better.
 _UNSURE = frozenset({UnreadableReason.LOW_CONFIDENCE, UnreadableReason.COCKED})
 
@@ -107,6 +133,8 @@ class FrameReader:
         frame = as_bgr(frame)
         t0 = time.perf_counter()
         cands = self._locate(frame, reference, tray)[:MAX_DICE]
+        if self.numerals is not None:
+            cands = self.with_bodies(frame, cands, reference, tray)
         t1 = time.perf_counter()
         view = self.view_of(cands)
         dice, timings = self.read_candidates(frame, cands, view)
@@ -121,6 +149,56 @@ class FrameReader:
             view=view.view.value,
             tilt=view.tilt,
         )
+
+    def with_bodies(
+        self,
+        frame: np.ndarray,
+        candidates: Sequence[DieCandidate],
+        reference: np.ndarray | None = None,
+        tray: np.ndarray | None = None,
+    ) -> list[DieCandidate]:
+        """``candidates`` with whole numeral dice in place of the fragments the detector boxed.
+
+        The detector learnt pip d6: on a d20 or a d10 it boxes numerals, not the die. Each die
+        body (:func:`~dicetower.vision.bodies.body_boxes`) that no candidate already boxes, no
+        smaller than the median candidate and holding only smaller boxes, is read by the
+        numeral reader; one it names d10, d10t or d20 surely becomes a candidate
+        (source ``"body"``) and the candidates centred inside it are dropped. A body of any
+        other answer is dropped instead, so pip d6 reading is untouched.
+        """
+        if self.numerals is None:
+            return list(candidates)
+        h, w = frame.shape[:2]
+        inside = tray_mask(tray, (h, w)) if tray is not None else None
+        sides = sorted(max(c.box[2], c.box[3]) for c in candidates)
+        typical = sides[len(sides) // 2] if sides else 0.0
+        fresh = []
+        for b in body_boxes(frame, reference):
+            cx, cy = b[0] + b[2] / 2, b[1] + b[3] / 2
+            side = max(b[2], b[3])
+            if inside is not None and not inside[min(int(cy), h - 1), min(int(cx), w - 1)]:
+                continue
+            if side < typical:  # a numeral die is no smaller than the dice around it
+                continue
+            held = [c for c in candidates if _holds(b, c.centre)]
+            if any(max(c.box[2], c.box[3]) > BODY_PART * side for c in held):
+                continue  # the detector boxed this die whole (a body is a die and its shadow)
+            if all(_iou(b, c.box) < BODY_SAME_IOU for c in candidates):
+                fresh.append(b)
+        if not fresh:
+            return list(candidates)
+        reads = self.numerals.read_crops(self.numerals.crops(frame, fresh))
+        bodies = [b for b, r in zip(fresh, reads, strict=True) if r.kind in BODY_KINDS]
+        if not bodies:
+            return list(candidates)
+        kept = [c for c in candidates if not any(_holds(b, c.centre) for b in bodies)]
+        for x, y, bw, bh in bodies:
+            margin = CUT_MARGIN * max(bw, bh) + 1.0
+            cut = x <= margin or y <= margin or x + bw >= w - margin or y + bh >= h - margin
+            corners = ((x, y), (x + bw, y), (x + bw, y + bh), (x, y + bh))
+            contour = tuple((round(px), round(py)) for px, py in corners)
+            kept.append(DieCandidate((x, y, bw, bh), 0.5, contour, False, bool(cut), "body"))
+        return kept[:MAX_DICE]
 
     def view_of(self, candidates: Sequence[DieCandidate]) -> FrameView:
         """How the camera saw these located dice (:mod:`dicetower.vision.view`).

@@ -17,8 +17,10 @@ Faults, each on request (the ``inject_*`` hooks, as gpiozero's ``MockPin.drive_l
 * ``jam``: the next shake does not move the dice.
 
 Which fault, which die and when never depend on the faces, so no fault can bias them.
-It draws d6 only (what the renderer can draw), one body colour for the plain dice and at
-most one red die (the renderer's wild die).
+A tray of pip d6 only is drawn by the d6 scene renderer (one body colour for the plain dice
+and at most one red die, its wild die); a tray holding a d10, d10t or d20 is drawn by the
+numeral renderer (:func:`~dicetower.vision.synth.numerals.render_tray`), every die in its own
+configured colour, on a flat, evenly lit tray so the empty-tray reference stays true.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ import numpy as np
 
 from ...vision.manifest import LabelledDie
 from ...vision.synth import SceneStyle, render_scene
+from ...vision.synth.numerals import FACES, NUMERAL_COLOURS, NumeralStyle, render_tray
+from ...vision.synth.numerals import TrayDie as DrawnDie
 from ..clock import Clock
 from ..config import FAULTS, TrayDie
 from ..errors import CameraDisconnectedError, CameraUnavailableError
@@ -41,8 +45,11 @@ from . import CameraBackend, SolenoidWatch
 
 __all__ = ["SimCamera"]
 
-#: The renderer's die kinds.
-DRAWN_KINDS = ("d6",)
+#: The die kinds the simulated camera draws (a config ``d6`` is a pip d6).
+DRAWN_KINDS = ("d6", "d10", "d10t", "d20")
+#: Numeral dice are drawn this wide (px at 640 px): a tower camera is set so a d20's top
+#: numeral spans a dozen pixels or more.
+NUMERAL_DIE_PX = (64.0, 84.0)
 #: Frames the dice move for after a shake (inclusive range), and after a tap.
 MOVING_FRAMES = (2, 6)
 TAP_MOVING_FRAMES = 1
@@ -77,19 +84,30 @@ class SimCamera(CameraBackend):
                 raise CameraUnavailableError(
                     f"the simulated camera draws {', '.join(DRAWN_KINDS)} only; the tray has a {d.kind}"
                 )
+        #: drawn by the numeral renderer: the tray holds a kind other than the pip d6
+        self.numeral = any(d.kind != "d6" for d in dice)
         red = [i for i, d in enumerate(dice) if d.colour == "red"]
         others = {d.colour for d in dice if d.colour != "red"}
-        if len(red) > 1 or len(others) > 1:
+        if self.numeral:
+            unknown_colours = sorted({d.colour for d in dice} - set(NUMERAL_COLOURS))
+            if unknown_colours:
+                raise CameraUnavailableError(
+                    f"the simulated camera draws {', '.join(NUMERAL_COLOURS)} dice; "
+                    f"the tray has {', '.join(unknown_colours)}"
+                )
+        elif len(red) > 1 or len(others) > 1:
             raise CameraUnavailableError(
-                "the simulated camera draws one body colour for the plain dice and at most one red die; "
+                "the simulated camera draws one body colour for the plain pip d6 and at most one red die; "
                 f"the tray has {', '.join(sorted({d.colour for d in dice}))}"
             )
         unknown = [f for f in faults if f not in FAULTS]
         if unknown or not 0.0 <= fault_rate <= 1.0:
             raise ValueError(f"faults must come from {', '.join(FAULTS)} and fault_rate be 0..1")
-        # the renderer draws its wild (red) die first: keep the tray in that order
-        self.dice: tuple[TrayDie, ...] = tuple(dice[i] for i in red) + tuple(
-            d for d in dice if d.colour != "red"
+        # the d6 renderer draws its wild (red) die first: keep the tray in that order
+        self.dice: tuple[TrayDie, ...] = (
+            tuple(dice)
+            if self.numeral
+            else tuple(dice[i] for i in red) + tuple(d for d in dice if d.colour != "red")
         )
         self._style = SceneStyle(
             body=next(iter(others), "white"),
@@ -103,13 +121,23 @@ class SimCamera(CameraBackend):
             light=0.0,
             grain=0.0,
         )
+        self._numeral_style = NumeralStyle(
+            die_size=NUMERAL_DIE_PX,
+            tray=_TRAY_BGR,
+            blur=0.0,
+            noise=0.0,
+            perspective=0.0,
+            light=0.0,
+            grain=0.0,
+            tilt=10.0,
+        )
         self.size = (int(size[0]), int(size[1]))
         self.seed = seed
         self.rng = random.Random(seed)
         self.fault_rate = float(fault_rate)
         self.faults = tuple(faults)
         self.frame_s = 1.0 / fps
-        self.faces = [self.rng.randint(1, 6) for _ in self.dice]
+        self.faces = [self._new_face(i) for i in range(len(self.dice))]
         self.out: set[int] = set()  #: dice out of the tray
         self.cocked: set[int] = set()
         self.touching = False
@@ -127,7 +155,10 @@ class SimCamera(CameraBackend):
         noise_rng = np.random.default_rng(self.rng.randrange(2**31))
         w, h = self.size
         self._noise = noise_rng.integers(0, NOISE + 1, (h + 64, w + 64, 3), dtype=np.uint8)
-        self._reference = render_scene(self._render_seed, 0, self.size, style=self._style)[0]
+        if self.numeral:
+            self._reference = render_tray(0, [], self.size, style=self._numeral_style)[0]
+        else:
+            self._reference = render_scene(self._render_seed, 0, self.size, style=self._style)[0]
 
     @classmethod
     def from_config(cls, config: Any, *, clock: Clock | None = None) -> SimCamera:
@@ -143,6 +174,11 @@ class SimCamera(CameraBackend):
 
     # -- the world
 
+    def _new_face(self, i: int) -> int:
+        """A fair face for die ``i`` from the RNG (the manifest's faces: a d10t shows 0, 10, ... 90)."""
+        kind = self.dice[i].kind
+        return self.rng.randint(1, 6) if kind == "d6" else self.rng.choice(FACES[kind])
+
     def watch_solenoid(self, pin: Any) -> None:
         self._watch = SolenoidWatch(pin)
 
@@ -153,7 +189,7 @@ class SimCamera(CameraBackend):
             return
         for i in range(len(self.dice)):
             if i not in self.out:
-                self.faces[i] = self.rng.randint(1, 6)
+                self.faces[i] = self._new_face(i)
         self.cocked.clear()
         self.touching = False
         self._render_seed = self.rng.randrange(2**31)
@@ -168,7 +204,7 @@ class SimCamera(CameraBackend):
         if self._jam_next:
             return
         for i in sorted(self.cocked):
-            self.faces[i] = self.rng.randint(1, 6)
+            self.faces[i] = self._new_face(i)
         self.cocked.clear()
         self.touching = False
         self._render_seed = self.rng.randrange(2**31)
@@ -238,6 +274,11 @@ class SimCamera(CameraBackend):
             inside = [i for i in range(len(self.dice)) if i not in self.out]
             # cocked dice are drawn last (the renderer leans the last ``cocked`` of them)
             order = [i for i in inside if i not in self.cocked] + [i for i in inside if i in self.cocked]
+            if self.numeral:
+                frame, labels = self._render_numeral(order)
+                by_die = dict(zip(order, labels, strict=True))
+                self._scene = (frame, tuple(by_die[i] for i in inside))
+                return self._scene
             frame, _, labels = render_scene(
                 self._render_seed,
                 len(order),
@@ -250,6 +291,16 @@ class SimCamera(CameraBackend):
             by_die = dict(zip(order, labels, strict=True))
             self._scene = (frame, tuple(by_die[i] for i in inside))
         return self._scene
+
+    def _render_numeral(self, order: list[int]) -> tuple[np.ndarray, list[LabelledDie]]:
+        drawn = [
+            DrawnDie(self.dice[i].kind, self.faces[i], self.dice[i].colour, "solid", i in self.cocked)
+            for i in order
+        ]
+        frame, _, labels = render_tray(
+            self._render_seed, drawn, self.size, style=self._numeral_style, touching=self.touching
+        )
+        return frame, labels
 
     def capture(self) -> np.ndarray:
         self.wait(self.frame_s)

@@ -158,10 +158,9 @@ class TowerRoller(Roller):
 
     @classmethod
     def open(cls, config: Config) -> TowerRoller:
-        from ...vision.reader import FrameReader
-        from ..tower import open_tower
+        from ..tower import open_tower, reader_for_tray
 
-        tap = _ReadingTap(FrameReader())
+        tap = _ReadingTap(reader_for_tray(config.dice.dice))
         return cls(open_tower(config, reader=tap), tap)  # type: ignore[arg-type]
 
     def source(self, hooks: ThrowHooks) -> DiceSource:

@@ -171,10 +171,34 @@ def test_sim_die_leaves_the_tray_until_returned_and_jam_keeps_faces() -> None:
 
 
 def test_sim_refuses_what_it_cannot_draw() -> None:
-    with pytest.raises(CameraUnavailableError, match="draws d6 only"):
-        SimCamera([TrayDie("d20", "white")])
+    with pytest.raises(CameraUnavailableError, match="draws d6, d10, d10t, d20 only"):
+        SimCamera([TrayDie("d8", "white")])
     with pytest.raises(CameraUnavailableError, match="one body colour"):
         SimCamera([TrayDie("d6", "white"), TrayDie("d6", "blue")])
+    with pytest.raises(CameraUnavailableError, match="the tray has translucent"):
+        SimCamera([TrayDie("d20", "translucent")])
+
+
+def test_sim_draws_numeral_dice_in_their_own_colours_with_fair_faces() -> None:
+    tray = [TrayDie("d20", "blue"), TrayDie("d10", "white", "units"), TrayDie("d10t", "red", "tens")]
+    tray.append(TrayDie("d6", "green"))
+    sim = SimCamera(tray, seed=4, clock=VirtualClock())
+    frame = settled(sim)
+    assert [(die.kind, die.colour) for die, _ in sim.truth_dice] == [(d.kind, d.colour) for d in tray]
+    assert [label.die for label in sim.truth] == ["d20", "d10", "d10t", "d6"]
+    with sim.empty_tray():
+        empty = sim.read_frame()
+    for label in sim.truth:  # each die is drawn where its label says, on the empty tray elsewhere
+        x, y, w, h = (round(v) for v in label.box)
+        assert np.abs(frame[y : y + h, x : x + w].astype(int) - empty[y : y + h, x : x + w]).mean() > 10
+    seen: dict[str, set[int]] = {"d20": set(), "d10": set(), "d10t": set(), "d6": set()}
+    for _ in range(60):
+        sim.throw()
+        for die, face in zip(sim.dice, sim.faces, strict=True):
+            seen[die.kind].add(face)
+    assert seen["d10t"] <= set(range(0, 100, 10)) and len(seen["d10t"]) >= 8
+    assert seen["d10"] <= set(range(10)) and seen["d20"] <= set(range(1, 21)) and len(seen["d20"]) >= 14
+    assert seen["d6"] <= set(range(1, 7))
 
 
 def test_sim_faults_at_a_rate_are_seeded() -> None:

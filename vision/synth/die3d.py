@@ -394,8 +394,6 @@ def _face_glyph(
     gw = a.shape[1] / 2
     c3 = s.centres[i]
     src = np.float32([[gw, gh], [gw + 1, gh], [gw, gh - 1]])
-    dst = np.float32(
-        [to_px(r @ c3), to_px(r @ (c3 + kx * right)), to_px(r @ (c3 + ky * up))]
-    )
+    dst = np.float32([to_px(r @ c3), to_px(r @ (c3 + kx * right)), to_px(r @ (c3 + ky * up))])
     m = cv2.getAffineTransform(src, dst)
     return cv2.warpAffine(a, m, (patch, patch), flags=cv2.INTER_LINEAR, borderValue=0.0)

@@ -147,8 +147,12 @@ def random_look(
     if material is None:
         u = float(rng.random())
         shares = (style.marbled, style.translucent, style.speckled)
-        material = "marbled" if u < shares[0] else "translucent" if u < sum(shares[:2]) else (
-            "speckled" if u < sum(shares) else "solid"
+        material = (
+            "marbled"
+            if u < shares[0]
+            else "translucent"
+            if u < sum(shares[:2])
+            else ("speckled" if u < sum(shares) else "solid")
         )
     if material not in MATERIALS:
         raise SynthError(f"material must be one of {', '.join(MATERIALS)}, got {material!r}")

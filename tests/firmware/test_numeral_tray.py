@@ -1,0 +1,42 @@
+"""A tray that holds numeral dice: the sim draws them, the tower reads them with the numeral reader."""
+
+from __future__ import annotations
+
+from dicetower.firmware.cameras.sim import SimCamera
+from dicetower.firmware.clock import VirtualClock
+from dicetower.firmware.config import TrayDie
+from dicetower.firmware.tower import reader_for_tray
+from dicetower.vision.reading import ReadStatus
+
+
+def _iou(a, b) -> float:
+    ix = max(0.0, min(a[0] + a[2], b[0] + b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[1] + a[3], b[1] + b[3]) - max(a[1], b[1]))
+    return ix * iy / (a[2] * a[3] + b[2] * b[3] - ix * iy)
+
+
+def test_a_pip_d6_tray_reads_without_the_numeral_reader() -> None:
+    assert reader_for_tray([TrayDie("d6", "white"), TrayDie("d6", "red", "wild")]).numerals is None
+    assert reader_for_tray([TrayDie("d6", "white"), TrayDie("d20", "blue")]).numerals is not None
+
+
+def test_the_tower_reader_tells_the_sim_tray_s_kinds_apart() -> None:
+    tray = [TrayDie("d20", "blue"), TrayDie("d10t", "red", "tens"), TrayDie("d6", "white")]
+    sim = SimCamera(tray, seed=2, clock=VirtualClock())
+    with sim.empty_tray():
+        reference = sim.read_frame()
+    reader = reader_for_tray(tray)
+    kinds_right = total = faces_wrong = 0
+    for _ in range(4):
+        sim.throw()
+        for _ in range(8):
+            frame = sim.read_frame()
+        reading = reader.read(frame, reference)
+        for label in sim.truth:
+            total += 1
+            match = [d for d in reading.dice if _iou(d.box, label.box) > 0.5]
+            if len(match) == 1 and match[0].kind == label.die:
+                kinds_right += 1
+                die = match[0]
+                faces_wrong += die.status is ReadStatus.READ and die.face != label.face
+    assert kinds_right >= total - 1 and faces_wrong == 0
