@@ -7,7 +7,9 @@ accuracy claim). Each reader is handed the same frame and boxes, cuts its own cr
 them (the cut is part of the per-die cost); OpenCV runs on one thread, both readers are warmed
 up once, and calls alternate reader by reader. Printed: the median ms per call and per die for
 1, 10 and 25 dice, and each model's file size. The pip reader (``D6Reader``, the shipped model)
-is the named baseline: the numeral reader runs beside it on every die when kinds are on.
+is the named baseline: the numeral reader runs beside it on every die when kinds are on, and
+the upright-numeral reader (``GlyphReader``: 24 turns of the die's middle) on every die the
+numeral reader names a numeral kind.
 
 A second table times whole frames (``FrameReader.read`` with kinds on, the empty tray given)
 with the die-body search (``FrameReader.with_bodies``) and, as its baseline, without it.
@@ -23,12 +25,17 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from dicetower.vision.glyphs import GlyphReader
 from dicetower.vision.numerals import NumeralReader
 from dicetower.vision.pips import D6Reader
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.synth.numerals import FACES, KINDS, TrayDie, render_tray
 
 MODELS = Path(__file__).resolve().parents[1] / "vision" / "models"
+
+
+#: The kind the glyph reader is told per drawn kind (it reads a pip d6's box as a numeral d6).
+_GLYPH_KIND = {"d6": "d6n", "d6n": "d6n", "d10": "d10", "d10t": "d10t", "d20": "d20"}
 
 
 def _tray(n: int) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
@@ -38,6 +45,10 @@ def _tray(n: int) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
     return frame, [d.box for d in labels if d.box is not None]
 
 
+def _glyph_kinds(n: int) -> list[str]:
+    return [_GLYPH_KIND[KINDS[i % len(KINDS)]] for i in range(n)]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--dice", type=int, nargs="+", default=[1, 10, 25])
@@ -45,9 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     cv2.setNumThreads(1)
-    numerals, pips = NumeralReader(), D6Reader()
+    numerals, pips, glyphs = NumeralReader(), D6Reader(), GlyphReader()
     readers = {
         "numeral_reader": lambda f, b: numerals.read_crops(numerals.crops(f, b)),
+        "glyph_reader": lambda f, b: glyphs.read(f, b, _glyph_kinds(len(b))),
         "d6_reader (baseline)": lambda f, b: pips.read_crops(pips.crops(f, b)),
     }
     rows = []
@@ -91,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             frames.append({"frame": name, "dice": n, "ms_frame": round(statistics.median(v), 2)})
     sizes = {
         f.name: round(f.stat().st_size / 1e6, 3)
-        for f in (MODELS / "numeral_reader.onnx", MODELS / "d6_reader.onnx")
+        for f in (MODELS / "numeral_reader.onnx", MODELS / "glyph_reader.onnx", MODELS / "d6_reader.onnx")
     }
     if a.json:
         print(json.dumps({"rows": rows, "frames": frames, "model_mb": sizes}))

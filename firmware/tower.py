@@ -74,16 +74,16 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+
 def reader_for_tray(dice: Sequence[TrayDie]) -> FrameReader:
     """The frame reader for the loaded dice: with the numeral reader when any is not a pip d6.
 
     Why not always: the numeral reader costs a few ms a die and looks for whole numeral dice
     among the detector's boxes; a tray of pip d6 needs neither.
     """
-    from ..vision.numerals import NumeralReader
-    from ..vision.reader import FrameReader
+    from ..vision.reader import open_reader
 
-    return FrameReader(numerals=NumeralReader() if any(d.kind != "d6" for d in dice) else None)
+    return open_reader(numerals=any(d.kind != "d6" for d in dice))
 
 
 #: A frame whose mean grey level is under this is black (lens cap, dead sensor, lights off).

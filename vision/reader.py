@@ -28,6 +28,7 @@ import numpy as np
 from .bodies import body_boxes
 from .colour import die_colours
 from .detector import DieDetector
+from .glyphs import GlyphModelError, GlyphReader, with_glyph
 from .locate import CUT_MARGIN, DieCandidate, as_bgr, locate_dice, tray_mask
 from .numerals import OVERRIDING_KINDS, KindRead, NumeralReader, with_kind
 from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
@@ -119,10 +120,14 @@ class FrameReader:
         *,
         locate: LocateFn | None = None,
         numerals: NumeralReader | None = None,
+        glyphs: GlyphReader | None = None,
     ) -> None:
         self.faces = D6Reader(model_dir)
         #: Opt-in reader of other kinds (numeral d6, d10, d10t, d20): ``None`` reads pip d6 only.
         self.numerals = numerals
+        #: The upright-numeral reader that gives those kinds their faces (:mod:`.glyphs`);
+        #: ``None`` leaves the faces to ``numerals`` alone.
+        self.glyphs = glyphs
         self._locate = locate or _default_locate
         self.not_a_die_drop = NOT_A_DIE_DROP
 
@@ -235,6 +240,13 @@ class FrameReader:
         if self.numerals is not None and need:
             numeral_reads = self.numerals.read_crops(self.numerals.crops(frame, [cands[i].box for i in need]))
             kinds = {i: k for i, k in zip(need, numeral_reads, strict=True) if k.kind in OVERRIDING_KINDS}
+            if self.glyphs is not None and kinds:
+                ids = list(kinds)
+                glyph_reads = self.glyphs.read(
+                    frame, [cands[i].box for i in ids], [str(kinds[i].kind) for i in ids]
+                )
+                for i, g in zip(ids, glyph_reads, strict=True):
+                    kinds[i] = with_glyph(kinds[i], g)
         t1 = time.perf_counter()
         colours = die_colours(crops)
         t2 = time.perf_counter()
@@ -293,22 +305,26 @@ def open_reader(models: str | Path | None = None, *, numerals: bool = False) -> 
     model that does not load raises ``ReaderModelError`` or ``DetectorError``.
 
     ``numerals`` adds the numeral reader (numeral d6, d10, d10t, d20), the folder's
-    ``numeral_reader.onnx`` when it has one: off, every die is read as a pip d6, which is faster
-    and what a d6-only table wants.
+    ``numeral_reader.onnx`` when it has one, and the upright-numeral reader that gives those
+    kinds their faces (``glyph_reader.onnx``, likewise): off, every die is read as a pip d6,
+    which is faster and what a d6-only table wants.
     """
     if models is None:
-        return FrameReader(numerals=NumeralReader() if numerals else None)
+        return FrameReader(numerals=NumeralReader() if numerals else None, glyphs=_glyphs(None, numerals))
     folder = Path(models)
     has_reader = (folder / "d6_reader.onnx").is_file()
     detector_path = folder / "detector.onnx"
     has_numerals = (folder / "numeral_reader.onnx").is_file()
-    if not has_reader and not detector_path.is_file() and not has_numerals:
+    has_glyphs = (folder / "glyph_reader.onnx").is_file()
+    if not has_reader and not detector_path.is_file() and not has_numerals and not has_glyphs:
         raise FileNotFoundError(
-            f"{folder}: holds neither d6_reader.onnx nor detector.onnx (nor numeral_reader.onnx)"
+            f"{folder}: holds neither d6_reader.onnx nor detector.onnx"
+            " (nor numeral_reader.onnx, glyph_reader.onnx)"
         )
     numeral_reader = NumeralReader(folder if has_numerals else None) if numerals else None
+    glyphs = _glyphs(folder if has_glyphs else None, numerals)
     if not detector_path.is_file():
-        return FrameReader(folder if has_reader else None, numerals=numeral_reader)
+        return FrameReader(folder if has_reader else None, numerals=numeral_reader, glyphs=glyphs)
     detector = DieDetector(detector_path)
 
     def locate(
@@ -316,7 +332,17 @@ def open_reader(models: str | Path | None = None, *, numerals: bool = False) -> 
     ) -> list[DieCandidate]:
         return locate_dice(frame, reference=reference, tray=tray, detector=detector)
 
-    return FrameReader(folder if has_reader else None, locate=locate, numerals=numeral_reader)
+    return FrameReader(folder if has_reader else None, locate=locate, numerals=numeral_reader, glyphs=glyphs)
+
+
+def _glyphs(folder: Path | None, wanted: bool) -> GlyphReader | None:
+    """The upright-numeral reader (``folder``'s, else the shipped one) when kinds are on and one exists."""
+    if not wanted:
+        return None
+    try:
+        return GlyphReader(folder)
+    except GlyphModelError:
+        return None
 
 
 class ReaderSpecError(ValueError):

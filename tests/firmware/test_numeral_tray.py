@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dicetower.firmware.cameras.sim import SimCamera
 from dicetower.firmware.clock import VirtualClock
-from dicetower.firmware.config import TrayDie
-from dicetower.firmware.tower import reader_for_tray
+from dicetower.firmware.config import DiceSet, TrayDie
+from dicetower.firmware.tower import open_tower, reader_for_tray
+from dicetower.rules.source import DiceRequest, DieSlot, Role
 from dicetower.vision.reading import ReadStatus
+from tower_helpers import sim_config
 
 
 def _iou(a, b) -> float:
@@ -40,3 +42,18 @@ def test_the_tower_reader_tells_the_sim_tray_s_kinds_apart() -> None:
                 die = match[0]
                 faces_wrong += die.status is ReadStatus.READ and die.face != label.face
     assert kinds_right >= total - 1 and faces_wrong == 0
+
+
+def test_the_sim_tower_rolls_a_d20_beside_d6_and_reads_what_landed() -> None:
+    tray = DiceSet((TrayDie("d20", "blue"), TrayDie("d6", "white"), TrayDie("d6", "white")))
+    tower = open_tower(sim_config(5, dice=tray))
+    slots = (DieSlot(0, "d20", Role.PLAIN), DieSlot(1, "d6", Role.PLAIN))
+    try:
+        for _ in range(3):
+            answer = tower.roll(DiceRequest(slots=slots))
+            truth = tower.camera.truth
+            assert answer.faces[0] == next(label.face for label in truth if label.die == "d20")
+            assert answer.faces[1] in {label.face for label in truth if label.die == "d6"}
+            assert not tower.shaker.pin.state
+    finally:
+        tower.close()

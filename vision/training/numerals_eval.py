@@ -76,14 +76,25 @@ def eval_d20(folder: Path, split: str, models: Path | None) -> dict:
 
 
 def eval_d20_boxed(folder: Path, split: str, models: Path | None) -> dict:
-    """The same held-back videos read by the numeral reader alone from the die's own box.
+    """The same held-back videos read from the die's own box: the numeral network, then with faces.
 
     The box is :func:`~.single_die_box.boxes_for`'s (photos where it finds none are skipped), so
-    this figure is the reader's share of the d20 accuracy with the locator taken out.
+    this figure is the readers' share of the d20 accuracy with the locator taken out. With an
+    upright-numeral reader (``models``' or the shipped one), its top-1 and the faces the two
+    give together (:func:`~dicetower.vision.glyphs.with_glyph`) are counted too.
     """
+    from ..glyphs import GlyphModelError, GlyphReader, with_glyph
     from .single_die_box import boxes_for
 
-    reader = NumeralReader(models)
+    reader = NumeralReader(
+        models if models is not None and (models / "numeral_reader.onnx").is_file() else None
+    )
+    try:
+        glyphs: GlyphReader | None = GlyphReader(
+            models if models is not None and (models / "glyph_reader.onnx").is_file() else None
+        )
+    except GlyphModelError:
+        glyphs = None
     entries = select_entries(folder, kinds=["d20"])
     splits = d20_splits((e.relpath, e.dice[0].face) for e in entries)
     boxes = boxes_for(folder)
@@ -104,6 +115,12 @@ def eval_d20_boxed(folder: Path, split: str, models: Path | None) -> dict:
         c["top1_face_right"] += class_names()[int(top)] == f"d20:{face}"
         c["read_right"] += read.kind == "d20" and read.face == face
         c["read_wrong"] += read.face is not None and (read.kind, read.face) != ("d20", face)
+        if glyphs is not None:
+            g = glyphs.read(frame, [box], ["d20"])[0]
+            both = with_glyph(read, g) if read.kind == "d20" else read
+            c["glyph_top1_right"] += g.best == face
+            c["with_glyph_right"] += both.kind == "d20" and both.face == face
+            c["with_glyph_wrong"] += both.face is not None and (both.kind, both.face) != ("d20", face)
     n = c["photos"]
     return {
         "figure": "d20-boxed",
@@ -113,22 +130,51 @@ def eval_d20_boxed(folder: Path, split: str, models: Path | None) -> dict:
         "kind_d20": _rate(c["kind_d20"], n),
         "top1_face_right": _rate(c["top1_face_right"], n),
         "read_right": _rate(c["read_right"], n),
+        **(
+            {
+                "glyph_top1_right": _rate(c["glyph_top1_right"], n),
+                "with_glyph_right": _rate(c["with_glyph_right"], n),
+            }
+            if glyphs is not None
+            else {}
+        ),
     }
 
 
 def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -> dict:
-    """Held-out renders, one die a crop, per kind (module docstring)."""
-    reader = NumeralReader(models)
+    """Held-out renders, one die a crop, per kind (module docstring).
+
+    With an upright-numeral reader, a numeral kind's face is the one the two readers give
+    together (:func:`~dicetower.vision.glyphs.with_glyph`), as in the frame reader.
+    """
+    from ..glyphs import GlyphModelError, GlyphReader, with_glyph
+    from ..numerals import OVERRIDING_KINDS
+
+    reader = NumeralReader(
+        models if models is not None and (models / "numeral_reader.onnx").is_file() else None
+    )
+    try:
+        glyphs: GlyphReader | None = GlyphReader(
+            models if models is not None and (models / "glyph_reader.onnx").is_file() else None
+        )
+    except GlyphModelError:
+        glyphs = None
     out = {}
     for ki, kind in enumerate(KINDS):
-        crops, truth = [], []
+        crops, truth, frames = [], [], []
         for i in range(n_per_kind):
             seed = seed0 + ki * 100_000 + i
             face = FACES[kind][i % len(FACES[kind])]
             frame, box = render_crop(seed, kind, face)
             crops.append(reader.crops(frame, [box])[0])
             truth.append(face)
+            frames.append((frame, box))
         reads = reader.read_crops(crops)
+        if glyphs is not None:
+            reads = [
+                with_glyph(r, glyphs.read(f, [b], [str(r.kind)])[0]) if r.kind in OVERRIDING_KINDS else r
+                for r, (f, b) in zip(reads, frames, strict=True)
+            ]
         right = sum(r.kind == kind and r.face == f for r, f in zip(reads, truth, strict=True))
         unread = sum(r.face is None for r in reads)
         kind_right = sum(r.kind == kind for r in reads if r.kind is not None)
@@ -166,7 +212,7 @@ def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) ->
 
         for mode, reader in (
             ("detector", detected),
-            ("labelled", FrameReader(locate=labelled, numerals=numerals)),
+            ("labelled", FrameReader(locate=labelled, numerals=numerals, glyphs=detected.glyphs)),
         ):
             c = result[mode]
             reading = reader.read(frame, ref)
@@ -210,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("what", choices=("d20", "d20-boxed", "renders", "trays"))
     p.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
-    p.add_argument("--split", choices=("val", "test"), default="val")
+    p.add_argument("--split", choices=("train", "val", "test"), default="val")
     p.add_argument(
         "--models",
         type=Path,

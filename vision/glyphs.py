@@ -1,0 +1,244 @@
+"""Read the numeral in the middle of a die by turning the crop until it stands upright.
+
+Why: the face on top of a d20 or d10 can lie at any angle. A small network taught upright
+numerals only (``vision/training/glyph_data.py``) reads numeral shapes, not dice; the crop is
+turned every :data:`STEP` degrees and the surest reading among the kind's own numerals wins.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from .dnn import load_onnx
+from .numerals import KindRead
+from .reading import UnreadableReason
+
+__all__ = [
+    "GLYPH_INPUT",
+    "STEP",
+    "TEXTS",
+    "GlyphModelError",
+    "GlyphRead",
+    "GlyphReader",
+    "central_crops",
+    "glyph_blob",
+    "ink_grey",
+    "text_face",
+    "with_glyph",
+]
+
+#: The network's input side (grey px).
+GLYPH_INPUT = 48
+#: Degrees between the turns tried (the network is taught +-12 degrees off upright).
+STEP = 15
+#: Every numeral a tower die shows: d6 and d10 (0-9), d20 (10-20), the tens die's 00-90.
+TEXTS: tuple[str, ...] = (
+    *(str(i) for i in range(21)),
+    "00",
+    *(f"{t}0" for t in range(3, 10)),
+)
+#: The middle of the die box read, as a share of the box's longer side.
+CENTRAL = 0.6
+#: A reading off the box's centre counts at this share of its probability.
+OFF_CENTRE_WEIGHT = 0.9
+
+
+def text_face(kind: str, text: str) -> int | None:
+    """The face a numeral means on ``kind`` (``None`` when that kind has no such numeral)."""
+    if kind == "d10t":
+        return int(text) if len(text) == 2 and text.endswith("0") else None
+    value = int(text)
+    if kind in ("d6", "d6n"):
+        return value if 1 <= value <= 6 and text == str(value) else None
+    if kind == "d10":
+        return value if 0 <= value <= 9 and text == str(value) else None
+    if kind == "d20":
+        return value if 1 <= value <= 20 and text == str(value) else None
+    return None
+
+
+def ink_grey(bgr: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
+    """``bgr`` as one grey channel along the colour axis that varies most in ``sample`` (default: itself).
+
+    Why not luminance: white numerals on an orange or yellow die, or gold on blue, are close in
+    lightness and far apart in colour; the main axis of a die face's colours runs from body to
+    ink. The axis is turned so that lighter stays lighter.
+    """
+    px = (bgr if sample is None else sample).reshape(-1, 3).astype(np.float32)
+    mean = px.mean(axis=0)
+    cov = np.cov((px - mean).T) if len(px) > 1 else np.eye(3)
+    _vals, vecs = np.linalg.eigh(cov)
+    axis = vecs[:, -1] if vecs[:, -1].sum() >= 0 else -vecs[:, -1]
+    proj = (bgr.reshape(-1, 3).astype(np.float32) - mean) @ axis.astype(np.float32)
+    spread = float(proj.std()) + 1.0 if sample is None else float(np.sqrt(max(_vals[-1], 0.0))) + 1.0
+    grey = np.clip(128.0 + 42.0 * proj / spread, 0, 255).astype(np.uint8)
+    return grey.reshape(bgr.shape[:2])
+
+
+def central_crops(
+    frame: np.ndarray, box: tuple[float, float, float, float], angles: np.ndarray, share: float = CENTRAL
+) -> np.ndarray:
+    """The box's middle (``share`` of its longer side) turned by each of ``angles`` (degrees, ccw).
+
+    A colour ``frame`` is made grey by :func:`ink_grey` over that middle. Returns
+    ``(len(angles), GLYPH_INPUT, GLYPH_INPUT)`` uint8; the frame's edge is repeated.
+    """
+    x, y, w, h = box
+    cx, cy = x + w / 2, y + h / 2
+    side = share * max(w, h)
+    fh, fw = frame.shape[:2]
+    reach = int(np.ceil(side * 0.75)) + 2  # half the diagonal of the turned square, and a little
+    x0, y0 = max(0, int(cx) - reach), max(0, int(cy) - reach)
+    x1, y1 = min(fw, int(cx) + reach + 1), min(fh, int(cy) + reach + 1)
+    if x1 <= x0 or y1 <= y0:
+        return np.zeros((len(angles), GLYPH_INPUT, GLYPH_INPUT), np.uint8)
+    region = frame[y0:y1, x0:x1]
+    if region.ndim == 3:
+        half = side / 2
+        sx0, sy0 = max(0, int(cx - half) - x0), max(0, int(cy - half) - y0)
+        sample = region[sy0 : max(sy0 + 1, int(cy + half) - y0), sx0 : max(sx0 + 1, int(cx + half) - x0)]
+        region = ink_grey(region, sample)
+    cx, cy = cx - x0, cy - y0
+    k = GLYPH_INPUT / max(side, 1.0)
+    out = np.empty((len(angles), GLYPH_INPUT, GLYPH_INPUT), np.uint8)
+    for i, a in enumerate(angles):
+        m = cv2.getRotationMatrix2D((cx, cy), float(a), k)
+        m[:, 2] += np.array([GLYPH_INPUT / 2 - cx, GLYPH_INPUT / 2 - cy])
+        out[i] = cv2.warpAffine(
+            region, m, (GLYPH_INPUT, GLYPH_INPUT), flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE
+        )
+    return out
+
+
+def glyph_blob(crops: np.ndarray) -> np.ndarray:
+    """Grey crops ``(n, S, S)`` as the network's input: each standardised, ``(n, 1, S, S)`` float32."""
+    x = crops.astype(np.float32)
+    mean = x.mean(axis=(1, 2), keepdims=True)
+    std = x.std(axis=(1, 2), keepdims=True)
+    return ((x - mean) / (std + 8.0))[:, None]
+
+
+_MODEL, _META = "glyph_reader.onnx", "glyph_reader.json"
+
+
+class GlyphModelError(RuntimeError):
+    """The glyph model or its card is missing or does not match this code."""
+
+
+@dataclass(frozen=True)
+class GlyphRead:
+    """One die's numeral: ``face`` when sure (else ``None``), ``best`` the likeliest face either way."""
+
+    face: int | None
+    best: int | None
+    confidence: float  #: the best face's probability at its best turn
+    angle: float  #: the turn (degrees, ccw) at which the numeral stood upright
+
+
+class GlyphReader:
+    """The upright-numeral network and the turn search around it (module docstring)."""
+
+    def __init__(self, model_dir: str | Path | None = None) -> None:
+        folder = Path(model_dir) if model_dir is not None else Path(__file__).resolve().parent / "models"
+        model, meta = folder / _MODEL, folder / _META
+        if not model.is_file() or not meta.is_file():
+            raise GlyphModelError(f"{folder}: missing {_MODEL} or {_META} (docs/numerals.md trains them)")
+        try:
+            self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise GlyphModelError(f"{meta}: bad metadata: {exc}") from None
+        if self.meta.get("classes") != ["none", *TEXTS] or self.meta.get("input") != GLYPH_INPUT:
+            raise GlyphModelError(f"{meta}: classes or input size do not match this code")
+        #: the middle of the box read, as a share of its longer side
+        self.share = float(self.meta.get("share", CENTRAL))
+        #: a face is read when its probability at its best turn reaches this
+        self.threshold = float(self.meta.get("threshold", 0.9))
+        self._net = load_onnx(model)
+        #: degrees between the turns tried, and the centres tried (shares of the box's side)
+        self.step = float(self.meta.get("step", STEP))
+        self.offset = float(self.meta.get("offset", 0.0))
+
+    @property
+    def step(self) -> float:
+        return self._step
+
+    @step.setter
+    def step(self, degrees: float) -> None:
+        if not 1.0 <= degrees <= 90.0:
+            raise GlyphModelError(f"step must be 1-90 degrees, got {degrees}")
+        self._step = float(degrees)
+        self._angles = np.arange(0.0, 360.0, self._step)
+
+    @property
+    def offset(self) -> float:
+        return self._offset
+
+    @offset.setter
+    def offset(self, share: float) -> None:
+        if not 0.0 <= share <= 0.3:
+            raise GlyphModelError(f"offset must be 0-0.3 of the box's side, got {share}")
+        self._offset = float(share)
+        o = self._offset
+        self._centres = [(0.0, 0.0)] + ([(0.0, -o), (0.0, o), (-o, 0.0), (o, 0.0)] if o > 0 else [])
+
+    def probabilities(self, crops: np.ndarray) -> np.ndarray:
+        """``(N, 1 + len(TEXTS))`` softmax probabilities of grey crops ``(N, S, S)``."""
+        self._net.setInput(glyph_blob(crops))
+        z = np.asarray(self._net.forward(), np.float64).reshape(len(crops), -1)
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def read(
+        self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]], kinds: list[str]
+    ) -> list[GlyphRead]:
+        """Each box's numeral as a face of its kind (``d6n``, ``d10``, ``d10t``, ``d20``).
+
+        The middle is tried at the box's centre and, when no reading there is sure and the card
+        sets an ``offset``, a share of the box's side above, below, left and right of it (in an
+        oblique view the face on top sits off the box's centre); a reading away from the centre
+        counts at :data:`OFF_CENTRE_WEIGHT` of its probability, so the centre wins a tie. A die
+        read surely at its centre costs ``360 / step`` crops; one that is not, five times that.
+        """
+        out = []
+        n_turns = len(self._angles)
+        for box, kind in zip(boxes, kinds, strict=True):
+            cols = [j + 1 for j, t in enumerate(TEXTS) if text_face(kind, t) is not None]
+            if not cols:
+                out.append(GlyphRead(None, None, 0.0, 0.0))
+                continue
+            centre = self.probabilities(central_crops(frame, box, self._angles, self.share))[:, cols]
+            sub = centre
+            if self._offset > 0 and float(centre.max()) < self.threshold:
+                side = max(box[2], box[3])
+                shifted = [
+                    (box[0] + dx * side, box[1] + dy * side, box[2], box[3]) for dx, dy in self._centres[1:]
+                ]
+                crops = np.concatenate([central_crops(frame, b, self._angles, self.share) for b in shifted])
+                sub = np.concatenate([centre, OFF_CENTRE_WEIGHT * self.probabilities(crops)[:, cols]])
+            row, col = np.unravel_index(int(np.argmax(sub)), sub.shape)
+            conf = float(sub[row, col])
+            best = text_face(kind, TEXTS[cols[col] - 1])
+            angle = float(self._angles[row % n_turns])
+            out.append(GlyphRead(best if conf >= self.threshold else None, best, conf, angle))
+        return out
+
+
+def with_glyph(read: KindRead, glyph: GlyphRead) -> KindRead:
+    """The numeral network's answer with the upright reading's face.
+
+    A sure upright reading gives the face. Otherwise the network's own sure face stands only
+    when the upright reading ranks it first too: the two look at the die differently (the
+    whole die at any angle; the middle, turned upright), so agreement is the evidence kept.
+    """
+    if glyph.face is not None:
+        return replace(read, face=glyph.face, confidence=glyph.confidence, reason=None)
+    if read.face is not None and read.face == glyph.best:
+        return read
+    return replace(read, face=None, confidence=glyph.confidence, reason=UnreadableReason.LOW_CONFIDENCE)
