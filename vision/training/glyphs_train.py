@@ -75,19 +75,41 @@ def _augment(x: Any, g: Any) -> Any:
     return x * (0.8 + 0.4 * torch.rand(n, 1, 1, 1, generator=g))
 
 
-def train(data: Path, epochs: int, batch: int, lr: float, seed: int, threads: int) -> Any:
-    """The trained model (eval mode); prints val top-1 after each epoch."""
+def train(
+    data: Path,
+    epochs: int,
+    batch: int,
+    lr: float,
+    seed: int,
+    threads: int,
+    *,
+    extra: Path | None = None,
+    extra_weight: int = 1,
+    resume: Path | None = None,
+) -> Any:
+    """The trained model (eval mode); prints val top-1 after each epoch.
+
+    ``extra``: more training crops (an ``.npz`` of ``x``, ``y``, such as :mod:`.glyph_real`'s),
+    drawn ``extra_weight`` times an epoch; ``resume``: start from this state (``.pt``).
+    """
     import torch
     import torch.nn.functional as F
 
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     d, v = np.load(data / "train.npz"), np.load(data / "val.npz")
-    x = torch.from_numpy(glyph_blob(d["x"]))
-    y = torch.from_numpy(d["y"].astype(np.int64))
+    dx, dy = d["x"], d["y"]
+    if extra is not None:
+        e = np.load(extra)
+        dx = np.concatenate([dx, *([e["x"]] * extra_weight)])
+        dy = np.concatenate([dy, *([e["y"]] * extra_weight)])
+    x = torch.from_numpy(glyph_blob(dx))
+    y = torch.from_numpy(dy.astype(np.int64))
     vx = torch.from_numpy(glyph_blob(v["x"]))
     vy = v["y"].astype(np.int64)
     model = make_model()
+    if resume is not None:
+        model.load_state_dict(torch.load(resume))
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
     steps = epochs * ((len(y) + batch - 1) // batch)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=lr, total_steps=steps, pct_start=0.15)
@@ -126,10 +148,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--extra", type=Path, default=None, help="more training crops (.npz of x, y)")
+    p.add_argument("--extra-weight", type=int, default=1)
+    p.add_argument("--resume", type=Path, default=None, help="start from this state (.pt)")
     a = p.parse_args(argv)
     import torch
 
-    model = train(a.data, a.epochs, a.batch, a.lr, a.seed, a.threads)
+    model = train(
+        a.data,
+        a.epochs,
+        a.batch,
+        a.lr,
+        a.seed,
+        a.threads,
+        extra=a.extra,
+        extra_weight=a.extra_weight,
+        resume=a.resume,
+    )
     a.out.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), a.out / "glyph_reader.pt")
     export(model, a.out / "glyph_reader.onnx")
