@@ -12,11 +12,12 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from .locate import foreground_mask
+from .locate import foreground_small
 
 __all__ = ["BODY_SIDE", "MAX_BODIES", "body_boxes", "tray_distance_mask"]
 
-#: The mask is worked at most this many pixels across (a body is coarse; speed matters).
+#: The tray-colour mask is worked at most this many pixels across (a body is coarse; speed
+#: matters); against a reference the locator's own coarse mask is used.
 BODY_SIDE = 192
 #: At most this many bodies per frame (largest first): bounds the numeral reads they cost.
 MAX_BODIES = 12
@@ -67,9 +68,7 @@ def body_boxes(
     """
     h, w = frame.shape[:2]
     if reference is not None and reference.shape[:2] == frame.shape[:2]:
-        full = foreground_mask(frame, reference)
-        s = min(1.0, BODY_SIDE / max(h, w))
-        mask = cv2.resize(full, (max(1, round(w * s)), max(1, round(h * s))), interpolation=cv2.INTER_NEAREST)
+        mask, _scale = foreground_small(frame, reference)  # the locator's own coarse mask
     else:
         mask = tray_distance_mask(frame)
     s = mask.shape[1] / w

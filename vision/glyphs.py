@@ -157,8 +157,12 @@ class GlyphReader:
             raise GlyphModelError(f"{meta}: classes or input size do not match this code")
         #: the middle of the box read, as a share of its longer side
         self.share = float(self.meta.get("share", CENTRAL))
+        if not 0.2 <= self.share <= 1.5:
+            raise GlyphModelError(f"{meta}: share must be 0.2-1.5 of the box's side, got {self.share}")
         #: a face is read when its probability at its best turn reaches this
         self.threshold = float(self.meta.get("threshold", 0.9))
+        if not 0.0 < self.threshold <= 1.0:
+            raise GlyphModelError(f"{meta}: threshold must be in (0, 1], got {self.threshold}")
         self._net = load_onnx(model)
         #: degrees between the turns tried, and the centres tried (shares of the box's side)
         self.step = float(self.meta.get("step", STEP))
@@ -185,7 +189,8 @@ class GlyphReader:
             raise GlyphModelError(f"offset must be 0-0.3 of the box's side, got {share}")
         self._offset = float(share)
         o = self._offset
-        self._centres = [(0.0, 0.0)] + ([(0.0, -o), (0.0, o), (-o, 0.0), (o, 0.0)] if o > 0 else [])
+        #: the centres tried, as shares of the box's side off its centre (the centre first)
+        self.centres = [(0.0, 0.0)] + ([(0.0, -o), (0.0, o), (-o, 0.0), (o, 0.0)] if o > 0 else [])
 
     def probabilities(self, crops: np.ndarray) -> np.ndarray:
         """``(N, 1 + len(TEXTS))`` softmax probabilities of grey crops ``(N, S, S)``."""
@@ -218,7 +223,7 @@ class GlyphReader:
             if self._offset > 0 and float(centre.max()) < self.threshold:
                 side = max(box[2], box[3])
                 shifted = [
-                    (box[0] + dx * side, box[1] + dy * side, box[2], box[3]) for dx, dy in self._centres[1:]
+                    (box[0] + dx * side, box[1] + dy * side, box[2], box[3]) for dx, dy in self.centres[1:]
                 ]
                 crops = np.concatenate([central_crops(frame, b, self._angles, self.share) for b in shifted])
                 sub = np.concatenate([centre, OFF_CENTRE_WEIGHT * self.probabilities(crops)[:, cols]])

@@ -29,6 +29,7 @@ __all__ = [
     "LocateError",
     "as_bgr",
     "foreground_mask",
+    "foreground_small",
     "locate_dice",
     "tray_mask",
 ]
@@ -163,11 +164,11 @@ def tray_mask(tray: np.ndarray, frame_shape: tuple[int, int]) -> np.ndarray:
 
 def foreground_mask(frame: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """Pixels that changed against the empty-tray ``reference`` (same size, BGR), 0/255."""
-    mask, _ = _foreground_small(frame, reference)
+    mask, _ = foreground_small(frame, reference)
     return _resize(mask, (frame.shape[1], frame.shape[0]), nearest=True)
 
 
-def _foreground_small(frame: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, float]:
+def foreground_small(frame: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, float]:
     """The changed-pixel mask at most FG_SIDE across, and its scale against ``frame``.
 
     Why Lab and a darker-only test: a die's shadow darkens the tray without changing its
@@ -465,7 +466,7 @@ def locate_dice(
     fg, fs = None, 1.0
     if reference is not None:
         ref = _resize(as_bgr(reference, "reference"), work_size)
-        fg, fs = _foreground_small(work, ref)
+        fg, fs = foreground_small(work, ref)
         # All mask work happens at the mask's own (small) scale.
         boxes = [b._replace(box=_scaled(b.box, fs)) for b in boxes]
         boxes = [b for b in boxes if _changed_share(fg, b.box) >= MIN_CHANGED_SHARE]

@@ -71,6 +71,14 @@ def test_a_card_that_does_not_match_is_refused(tmp_path: Path) -> None:
         GlyphReader(tmp_path)
     with pytest.raises(GlyphModelError, match="missing"):
         GlyphReader(tmp_path / "nowhere")
+    card["classes"] = ["none", *TEXTS]
+    for key, value, says in (("share", 0.0, "share must be"), ("threshold", 1.5, "threshold must be")):
+        (tmp_path / "glyph_reader.json").write_text(json.dumps({**card, key: value}))
+        with pytest.raises(GlyphModelError, match=says):
+            GlyphReader(tmp_path)
+    (tmp_path / "glyph_reader.json").write_text(json.dumps({**card, "offset": 0.9}))
+    with pytest.raises(GlyphModelError, match="offset must be"):
+        GlyphReader(tmp_path)
 
 
 @pytest.mark.parametrize("kind", ["d20", "d10", "d10t", "d6n"])

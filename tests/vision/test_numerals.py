@@ -121,3 +121,11 @@ def test_open_reader_adds_the_numeral_reader_only_when_asked(tmp_path, numerals:
     assert reader.numerals is not None and reader.numerals.input == numerals.input
     with pytest.raises(FileNotFoundError):
         open_reader(tmp_path / "empty", numerals=True)
+
+
+def test_the_trainer_refuses_an_unknown_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    from dicetower.vision.training.numerals_train import main
+
+    with pytest.raises(SystemExit):
+        main(["--kinds", "d20,d8", "--data", "/nonexistent"])
+    assert "--kinds: d8 not among" in capsys.readouterr().err

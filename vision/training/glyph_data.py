@@ -33,12 +33,12 @@ from ..synth.die3d import BUILTIN_FONTS, Font, _material, glyph
 from ..synth.numerals import NumeralStyle, random_look
 from .numerals_data import training_fonts
 
-__all__ = ["draw_glyph_crop", "glyph_samples", "main"]
+__all__ = ["HALF_TURN_ALIKE", "draw_glyph_crop", "glyph_samples", "main"]
 
 #: Drawn at this side, then shrunk to GLYPH_INPUT (anti-aliasing, and blur that scales).
 _DRAW = 2 * GLYPH_INPUT
 #: Numerals that look the same (near enough) half turned: never taught as ``none`` when turned.
-_SYMMETRIC = frozenset({"0", "1", "8", "00", "11", "69", "96"})
+HALF_TURN_ALIKE = frozenset({"0", "1", "8", "00", "11", "69", "96"})
 _MARKED = frozenset({"6", "9"})
 _FONTS: tuple[Font, ...] = BUILTIN_FONTS
 #: Largest turn off upright a numeral is drawn at: over half the reader's 15-degree step.
@@ -132,7 +132,7 @@ def draw_glyph_crop(seed: int, fonts: tuple[Font, ...] = BUILTIN_FONTS) -> tuple
         text = str(rng.choice(TEXTS))
         mark = look.mark if (text in _MARKED or (look.mark_all and text in ("60", "90"))) else None
         angle = tilt
-        turned = u >= 0.78 and text not in _SYMMETRIC
+        turned = u >= 0.78 and text not in HALF_TURN_ALIKE
         if turned:
             angle += float(rng.uniform(90, 270))
         else:

@@ -19,13 +19,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ..glyphs import OFF_CENTRE_WEIGHT, TEXTS, GlyphReader, central_crops, text_face
+from ..glyphs import OFF_CENTRE_WEIGHT, TEXTS, GlyphReader, central_crops
+from .glyph_data import HALF_TURN_ALIKE
 from .numerals_split import d20_split, d20_splits
 from .single_die_box import boxes_for
 
 __all__ = ["main", "real_upright"]
-
-_SYMMETRIC = frozenset({"0", "1", "8", "00", "11", "69", "96"})
 
 
 def real_upright(
@@ -51,9 +50,8 @@ def real_upright(
         text = str(face)
         col = 1 + TEXTS.index(text)
         side = max(box[2], box[3])
-        centres = [(0.0, 0.0), *((dx, dy) for dx, dy in _offsets(reader.offset))]
         best = (-1.0, box, 0.0)
-        for k, (dx, dy) in enumerate(centres):
+        for k, (dx, dy) in enumerate(reader.centres):
             b = (box[0] + dx * side, box[1] + dy * side, box[2], box[3])
             p = reader.probabilities(central_crops(frame, b, angles, reader.share))[:, col]
             p = p * (OFF_CENTRE_WEIGHT if k else 1.0)
@@ -66,15 +64,11 @@ def real_upright(
         jitter = rng.uniform(-10, 10, turns)
         xs.append(central_crops(frame, b, angle + jitter, reader.share))
         ys.extend([col] * turns)
-        if text not in _SYMMETRIC and text_face("d20", text) is not None:
+        if text not in HALF_TURN_ALIKE:
             xs.append(central_crops(frame, b, np.array([angle + 180.0 + rng.uniform(-30, 30)]), reader.share))
             ys.append(0)
     x = np.concatenate(xs) if xs else np.zeros((0, 48, 48), np.uint8)
     return x, np.array(ys, np.int16)
-
-
-def _offsets(o: float) -> list[tuple[float, float]]:
-    return [(0.0, -o), (0.0, o), (-o, 0.0), (o, 0.0)] if o > 0 else []
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..glyphs import GLYPH_INPUT, TEXTS, glyph_blob
+from .numerals_model import export as export_grey_net
 
 __all__ = ["export", "make_model", "train"]
 
@@ -49,21 +50,8 @@ def make_model() -> Any:
 
 
 def export(model: Any, path: Path) -> None:
-    """Write ``model`` as ONNX opset 18 with a dynamic batch, for ``cv2.dnn``."""
-    import torch
-
-    model.eval()
-    x = torch.zeros(4, 1, GLYPH_INPUT, GLYPH_INPUT)
-    torch.onnx.export(
-        model,
-        (x,),
-        str(path),
-        dynamo=True,
-        opset_version=18,
-        input_names=["x"],
-        dynamic_shapes=({0: torch.export.Dim("n", min=1, max=1024)},),
-        external_data=False,
-    )
+    """Write ``model`` as ONNX for ``cv2.dnn``; a die's turns (up to 360 at one centre) go in one call."""
+    export_grey_net(model, path, GLYPH_INPUT, max_batch=1024)
 
 
 def _augment(x: Any, g: Any) -> Any:

@@ -29,6 +29,7 @@ import cv2
 import numpy as np
 
 from ..evaluate import FolderReport, evaluate_folder, match_dice, select_entries
+from ..glyphs import GlyphReader
 from ..identity import identify
 from ..intervals import binomial_bounds
 from ..locate import DieCandidate
@@ -75,6 +76,14 @@ def eval_d20(folder: Path, split: str, models: Path | None) -> dict:
     return {"figure": "d20", "dataset": "rsandrini-d20 (real photos)", "split": split, **out}
 
 
+def _face_readers(models: Path | None) -> tuple[NumeralReader, GlyphReader | None]:
+    """The numeral network and the upright-numeral reader: ``models``' where it holds them, else
+    the shipped ones (the same choice as :func:`~dicetower.vision.reader.open_reader`)."""
+    found = open_reader(models, numerals=True)
+    assert found.numerals is not None
+    return found.numerals, found.glyphs
+
+
 def eval_d20_boxed(folder: Path, split: str, models: Path | None) -> dict:
     """The same held-back videos read from the die's own box: the numeral network, then with faces.
 
@@ -83,18 +92,10 @@ def eval_d20_boxed(folder: Path, split: str, models: Path | None) -> dict:
     upright-numeral reader (``models``' or the shipped one), its top-1 and the faces the two
     give together (:func:`~dicetower.vision.glyphs.with_glyph`) are counted too.
     """
-    from ..glyphs import GlyphModelError, GlyphReader, with_glyph
+    from ..glyphs import with_glyph
     from .single_die_box import boxes_for
 
-    reader = NumeralReader(
-        models if models is not None and (models / "numeral_reader.onnx").is_file() else None
-    )
-    try:
-        glyphs: GlyphReader | None = GlyphReader(
-            models if models is not None and (models / "glyph_reader.onnx").is_file() else None
-        )
-    except GlyphModelError:
-        glyphs = None
+    reader, glyphs = _face_readers(models)
     entries = select_entries(folder, kinds=["d20"])
     splits = d20_splits((e.relpath, e.dice[0].face) for e in entries)
     boxes = boxes_for(folder)
@@ -147,18 +148,10 @@ def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -
     With an upright-numeral reader, a numeral kind's face is the one the two readers give
     together (:func:`~dicetower.vision.glyphs.with_glyph`), as in the frame reader.
     """
-    from ..glyphs import GlyphModelError, GlyphReader, with_glyph
+    from ..glyphs import with_glyph
     from ..numerals import OVERRIDING_KINDS
 
-    reader = NumeralReader(
-        models if models is not None and (models / "numeral_reader.onnx").is_file() else None
-    )
-    try:
-        glyphs: GlyphReader | None = GlyphReader(
-            models if models is not None and (models / "glyph_reader.onnx").is_file() else None
-        )
-    except GlyphModelError:
-        glyphs = None
+    reader, glyphs = _face_readers(models)
     out = {}
     for ki, kind in enumerate(KINDS):
         crops, truth, frames = [], [], []

@@ -48,12 +48,15 @@ def make_model(classes: int | None = None) -> Any:
     )
 
 
-def export(model: Any, path: Path) -> None:
-    """Write ``model`` (eval mode) as ONNX opset 18 with a dynamic batch, for ``cv2.dnn``."""
+def export(model: Any, path: Path, side: int = INPUT, max_batch: int = 256) -> None:
+    """Write ``model`` (eval mode) as ONNX opset 18 with a dynamic batch, for ``cv2.dnn``.
+
+    ``side``: the grey input's side; ``max_batch``: the most crops one call may pass.
+    """
     import torch
 
     model.eval()
-    x = torch.zeros(4, 1, INPUT, INPUT)
+    x = torch.zeros(4, 1, side, side)
     torch.onnx.export(
         model,
         (x,),
@@ -61,6 +64,6 @@ def export(model: Any, path: Path) -> None:
         dynamo=True,
         opset_version=18,
         input_names=["x"],
-        dynamic_shapes=({0: torch.export.Dim("n", min=1, max=256)},),
+        dynamic_shapes=({0: torch.export.Dim("n", min=1, max=max_batch)},),
         external_data=False,
     )

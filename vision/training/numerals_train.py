@@ -251,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--spin", action="store_true", help="turn, scale and shift every crop afresh each epoch")
     a = p.parse_args(argv)
     kinds = tuple(k for k in a.kinds.split(",") if k)
+    unknown = sorted(set(kinds) - set(NUMERAL_KINDS))
+    if unknown:
+        p.error(f"--kinds: {', '.join(unknown)} not among {', '.join(NUMERAL_KINDS)}")
     args = sys.argv[1:] if argv is None else argv
     model = train(
         a.data,
