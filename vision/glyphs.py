@@ -16,11 +16,14 @@ import cv2
 import numpy as np
 
 from .dnn import load_onnx
+from .ink import ink_grey
+from .numeral_centre import numeral_centre
 from .numerals import KindRead
 from .reading import UnreadableReason
 
 __all__ = [
     "GLYPH_INPUT",
+    "INK_KINDS",
     "STEP",
     "TEXTS",
     "GlyphModelError",
@@ -45,6 +48,8 @@ TEXTS: tuple[str, ...] = (
 )
 #: The middle of the die box read, as a share of the box's longer side.
 CENTRAL = 0.6
+#: The kinds whose numeral may be looked for away from the box's centre (:mod:`.numeral_centre`).
+INK_KINDS = frozenset({"d6n", "d10", "d10t", "d20"})
 #: A reading off the box's centre counts at this share of its probability.
 OFF_CENTRE_WEIGHT = 0.9
 
@@ -61,24 +66,6 @@ def text_face(kind: str, text: str) -> int | None:
     if kind == "d20":
         return value if 1 <= value <= 20 and text == str(value) else None
     return None
-
-
-def ink_grey(bgr: np.ndarray, sample: np.ndarray | None = None) -> np.ndarray:
-    """``bgr`` as one grey channel along the colour axis that varies most in ``sample`` (default: itself).
-
-    Why not luminance: white numerals on an orange or yellow die, or gold on blue, are close in
-    lightness and far apart in colour; the main axis of a die face's colours runs from body to
-    ink. The axis is turned so that lighter stays lighter.
-    """
-    px = (bgr if sample is None else sample).reshape(-1, 3).astype(np.float32)
-    mean = px.mean(axis=0)
-    cov = np.cov((px - mean).T) if len(px) > 1 else np.eye(3)
-    _vals, vecs = np.linalg.eigh(cov)
-    axis = vecs[:, -1] if vecs[:, -1].sum() >= 0 else -vecs[:, -1]
-    proj = (bgr.reshape(-1, 3).astype(np.float32) - mean) @ axis.astype(np.float32)
-    spread = float(proj.std()) + 1.0 if sample is None else float(np.sqrt(max(_vals[-1], 0.0))) + 1.0
-    grey = np.clip(128.0 + 42.0 * proj / spread, 0, 255).astype(np.uint8)
-    return grey.reshape(bgr.shape[:2])
 
 
 def central_crops(
@@ -167,6 +154,16 @@ class GlyphReader:
         #: degrees between the turns tried, and the centres tried (shares of the box's side)
         self.step = float(self.meta.get("step", STEP))
         self.offset = float(self.meta.get("offset", 0.0))
+        #: the kinds whose numeral's own centre is tried when the box's is unsure
+        self.ink = tuple(str(k) for k in self.meta.get("ink", ()))
+        if not set(self.ink) <= INK_KINDS:
+            raise GlyphModelError(f"{meta}: ink names kinds outside {sorted(INK_KINDS)}: {list(self.ink)}")
+        #: the numeral network's least kind confidence for which the numeral's own centre is tried
+        self.ink_kind_confidence = float(self.meta.get("ink_kind_confidence", 0.0))
+        if not 0.0 <= self.ink_kind_confidence <= 1.0:
+            raise GlyphModelError(
+                f"{meta}: ink_kind_confidence must be in [0, 1], got {self.ink_kind_confidence}"
+            )
 
     @property
     def step(self) -> float:
@@ -201,38 +198,64 @@ class GlyphReader:
         return e / e.sum(axis=1, keepdims=True)
 
     def read(
-        self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]], kinds: list[str]
+        self,
+        frame: np.ndarray,
+        boxes: list[tuple[float, float, float, float]],
+        kinds: list[str],
+        kind_confidences: list[float] | None = None,
     ) -> list[GlyphRead]:
         """Each box's numeral as a face of its kind (``d6n``, ``d10``, ``d10t``, ``d20``).
 
-        The middle is tried at the box's centre and, when no reading there is sure and the card
-        sets an ``offset``, a share of the box's side above, below, left and right of it (in an
-        oblique view the face on top sits off the box's centre); a reading away from the centre
-        counts at :data:`OFF_CENTRE_WEIGHT` of its probability, so the centre wins a tie. A die
-        read surely at its centre costs ``360 / step`` crops; one that is not, five times that.
+        The middle is read around up to three sets of centres, stopping at the first sure
+        reading: the box's centre; then, for the card's ``ink`` kinds, the numeral's own centre
+        (:func:`~.numeral_centre.numeral_centre`: a d10's kite puts its numeral off the box's
+        centre; a d20's top numeral sits at its centre seen from above, and seen from the side
+        the numeral nearest the middle is a side face's, so the shipped card leaves d20 out),
+        only for a kind named with at least the card's ``ink_kind_confidence``
+        (``kind_confidences``, one per box; none given: every kind is taken as sure), since a
+        d20 taken for a d10 has a numeral too and read surely there it is a wrong d10 face;
+        then, when the card sets an ``offset``, a share of the box's side above, below, left and
+        right of the box's centre (in an oblique view the face on top sits off it). A reading
+        at a blind offset counts at :data:`OFF_CENTRE_WEIGHT` of its probability, so a
+        centre wins a tie. Each centre costs ``360 / step`` crops.
         """
         out = []
         n_turns = len(self._angles)
-        for box, kind in zip(boxes, kinds, strict=True):
+        sure_kind = (
+            [True] * len(boxes)
+            if kind_confidences is None
+            else [c >= self.ink_kind_confidence for c in kind_confidences]
+        )
+        for box, kind, kind_sure in zip(boxes, kinds, sure_kind, strict=True):
             cols = [j + 1 for j, t in enumerate(TEXTS) if text_face(kind, t) is not None]
             if not cols:
                 out.append(GlyphRead(None, None, 0.0, 0.0))
                 continue
-            centre = self.probabilities(central_crops(frame, box, self._angles, self.share))[:, cols]
-            sub = centre
-            if self._offset > 0 and float(centre.max()) < self.threshold:
+            sub = self._at(frame, [box], cols)
+            if kind in self.ink and kind_sure and float(sub.max()) < self.threshold:
+                at = numeral_centre(frame, box)
+                if at is not None:
+                    moved = (at[0] - box[2] / 2, at[1] - box[3] / 2, box[2], box[3])
+                    sub = np.concatenate([sub, self._at(frame, [moved], cols)])
+            if self._offset > 0 and float(sub.max()) < self.threshold:
                 side = max(box[2], box[3])
                 shifted = [
                     (box[0] + dx * side, box[1] + dy * side, box[2], box[3]) for dx, dy in self.centres[1:]
                 ]
-                crops = np.concatenate([central_crops(frame, b, self._angles, self.share) for b in shifted])
-                sub = np.concatenate([centre, OFF_CENTRE_WEIGHT * self.probabilities(crops)[:, cols]])
+                sub = np.concatenate([sub, OFF_CENTRE_WEIGHT * self._at(frame, shifted, cols)])
             row, col = np.unravel_index(int(np.argmax(sub)), sub.shape)
             conf = float(sub[row, col])
             best = text_face(kind, TEXTS[cols[col] - 1])
             angle = float(self._angles[row % n_turns])
             out.append(GlyphRead(best if conf >= self.threshold else None, best, conf, angle))
         return out
+
+    def _at(
+        self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]], cols: list[int]
+    ) -> np.ndarray:
+        """Probabilities of ``cols`` for every turn of the middle of each of ``boxes``, turns fastest."""
+        crops = np.concatenate([central_crops(frame, b, self._angles, self.share) for b in boxes])
+        return self.probabilities(crops)[:, cols]
 
 
 def with_glyph(read: KindRead, glyph: GlyphRead) -> KindRead:

@@ -243,7 +243,10 @@ class FrameReader:
             if self.glyphs is not None and kinds:
                 ids = list(kinds)
                 glyph_reads = self.glyphs.read(
-                    frame, [cands[i].box for i in ids], [str(kinds[i].kind) for i in ids]
+                    frame,
+                    [cands[i].box for i in ids],
+                    [str(kinds[i].kind) for i in ids],
+                    [kinds[i].kind_confidence for i in ids],
                 )
                 for i, g in zip(ids, glyph_reads, strict=True):
                     kinds[i] = with_glyph(kinds[i], g)

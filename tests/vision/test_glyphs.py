@@ -79,6 +79,9 @@ def test_a_card_that_does_not_match_is_refused(tmp_path: Path) -> None:
     (tmp_path / "glyph_reader.json").write_text(json.dumps({**card, "offset": 0.9}))
     with pytest.raises(GlyphModelError, match="offset must be"):
         GlyphReader(tmp_path)
+    (tmp_path / "glyph_reader.json").write_text(json.dumps({**card, "ink": ["d12"]}))
+    with pytest.raises(GlyphModelError, match="ink names kinds"):
+        GlyphReader(tmp_path)
 
 
 @pytest.mark.parametrize("kind", ["d20", "d10", "d10t", "d6n"])
@@ -96,3 +99,43 @@ def test_held_out_renders_are_read_upright_and_never_surely_wrong(kind: str) -> 
         wrong += read.face is not None and read.face != face
     # the card's threshold keeps sure reads right; the likeliest face is right on most renders
     assert wrong == 0 and top1 >= 9
+
+
+def test_rendered_training_crops_are_upright_numerals_and_half_turned_none() -> None:
+    from dicetower.vision.training.glyph_data import HALF_TURN_ALIKE
+    from dicetower.vision.training.glyph_renders import SEED, face_text, render_upright
+
+    assert face_text("d10t", 0) == "00" and face_text("d10t", 70) == "70" and face_text("d10", 0) == "0"
+    x, y = render_upright(SEED, 8, turns=2, workers=1)
+    assert x.shape == (len(y), GLYPH_INPUT, GLYPH_INPUT) and x.dtype == np.uint8
+    texts = [TEXTS[c - 1] for c in y if c > 0]
+    assert len(texts) == 16  # two turns of each die's numeral
+    alike = sum(t in HALF_TURN_ALIKE for t in texts[::2])
+    assert int((y == 0).sum()) == 8 - alike  # one half turn each, unless it reads the same
+    again, _ = render_upright(SEED, 8, turns=2, workers=1)
+    assert np.array_equal(x, again)
+
+
+def test_the_trainer_wants_one_weight_per_extra_at_most(capsys: pytest.CaptureFixture[str]) -> None:
+    from dicetower.vision.training.glyphs_train import main
+
+    with pytest.raises(SystemExit):
+        main(["--extra", "a.npz", "--extra-weight", "2", "--extra-weight", "3"])
+    assert "--extra-weight" in capsys.readouterr().err
+
+
+def test_the_numeral_s_own_centre_reads_d10_kites_the_box_centre_misses() -> None:
+    from dicetower.vision.synth.numerals import FACES, render_crop
+    from dicetower.vision.training.numerals_data import TEST_SEED
+
+    with_ink = GlyphReader()
+    assert "d10" in with_ink.ink and "d20" not in with_ink.ink
+    without = GlyphReader()
+    without.ink = ()
+    sure = {"with": 0, "without": 0}
+    for i in range(10):
+        face = FACES["d10"][i]
+        frame, box = render_crop(TEST_SEED + 80_000 + i, "d10", face)
+        sure["with"] += with_ink.read(frame, [box], ["d10"])[0].face == face
+        sure["without"] += without.read(frame, [box], ["d10"])[0].face == face
+    assert sure["with"] >= sure["without"] + 2

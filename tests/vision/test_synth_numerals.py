@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dicetower.vision.synth.numerals import FACES, KINDS, NumeralStyle, TrayDie, render_crop, render_tray
+from dicetower.vision.synth.numerals import (
+    FACES,
+    KINDS,
+    NumeralStyle,
+    TrayDie,
+    render_crop,
+    render_crop_top,
+    render_tray,
+    render_tray_tops,
+)
 from dicetower.vision.synth.render import SynthError
 
 CLEAN = NumeralStyle(blur=0.0, noise=0.0, perspective=0.0, light=0.0, shadows=False)
@@ -72,3 +81,37 @@ def test_cocked_die_is_labelled_cocked() -> None:
 def test_bad_specs_are_refused(dice: list[tuple]) -> None:
     with pytest.raises(SynthError):
         render_tray(0, dice)
+
+
+def test_top_faces_come_with_the_same_tray() -> None:
+    frame, ref, labels = render_tray(5, MIXED, touching=True)
+    frame2, ref2, labels2, tops = render_tray_tops(5, MIXED, touching=True)
+    assert np.array_equal(frame, frame2) and np.array_equal(ref, ref2) and labels == labels2
+    assert len(tops) == len(labels)
+    for top, d in zip(tops, labels, strict=True):
+        x, y, w, h = d.box
+        assert x <= top.centre[0] <= x + w and y <= top.centre[1] <= y + h
+        assert 0.0 <= top.upright < 360.0
+
+
+@pytest.mark.parametrize("kind", ["d20", "d10", "d10t", "d6n"])
+def test_the_top_face_turn_stands_its_numeral_upright(kind: str) -> None:
+    """The glyph reader, taught upright numerals only, likes the numeral best at the recorded turn."""
+    from dicetower.vision.glyphs import TEXTS, GlyphReader, central_crops
+    from dicetower.vision.training.glyph_renders import face_text
+
+    try:
+        reader = GlyphReader()
+    except RuntimeError:
+        pytest.skip("no shipped glyph reader")
+    best_upright = 0
+    for i in range(6):
+        face = FACES[kind][(5 * i + 1) % len(FACES[kind])]
+        frame, box, top = render_crop_top(7_000 + i, kind, face)
+        frame2, box2 = render_crop(7_000 + i, kind, face)
+        assert np.array_equal(frame, frame2) and box == box2
+        at = (top.centre[0] - box[2] / 2, top.centre[1] - box[3] / 2, box[2], box[3])
+        turns = top.upright + np.arange(0.0, 360.0, 45.0)
+        p = reader.probabilities(central_crops(frame, at, turns))[:, 1 + TEXTS.index(face_text(kind, face))]
+        best_upright += int(np.argmax(p)) == 0
+    assert best_upright >= 5

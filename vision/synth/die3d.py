@@ -266,6 +266,10 @@ class SolidDrawing:
     face: int  #: the printed value of the face most squarely toward the camera
     next_face: int  #: the value of the next most squarely toward it (a cocked die's other face)
     tilt: float  #: degrees between ``face``'s normal and the line to the lens
+    face_at: tuple[float, float] = (0.0, 0.0)  #: ``face``'s numeral centre in patch px
+    #: the turn (degrees, counter-clockwise as ``cv2.getRotationMatrix2D`` turns) that stands
+    #: ``face``'s numeral upright: what the glyph reader searches for, known here for training
+    upright: float = 0.0
 
 
 def render_solid(
@@ -324,6 +328,7 @@ def render_solid(
     spec = np.zeros((patch, patch), np.float32)
     ink = np.zeros((patch, patch), np.float32)
     visible = [i for i in range(s.n_faces) if normals[i, 2] > 0.02]
+    numerals: dict[int, tuple[tuple[float, float], float]] = {}
     for i in visible:
         poly = px[list(s.faces[i])]
         centre = poly.mean(axis=0)
@@ -334,7 +339,8 @@ def render_solid(
         lit = ambient + diffuse * max(0.0, float(n @ light))
         shade = np.where(face_mask > 0, lit, shade)
         spec += face_mask * look.gloss * max(0.0, float(n @ halfway)) ** shininess
-        ink = np.maximum(ink, face_mask * _face_glyph(kind, int(values[i]), s, i, r, look, rng, to_px, patch))
+        alpha_i, numerals[i] = _face_glyph(kind, int(values[i]), s, i, r, look, rng, to_px, patch)
+        ink = np.maximum(ink, face_mask * alpha_i)
     if look.gloss > 0.15 and rng.random() < 0.6:
         # a soft highlight where the surface turns toward the light's mirror direction
         top = max(visible, key=lambda i: float(normals[i] @ halfway))
@@ -351,12 +357,15 @@ def render_solid(
         img += 35.0 * (1 - ink[:, :, None])  # light passes through: the body glows
         alpha = sil * np.maximum(look.opacity, ink)
     order = np.argsort(-normals[:, 2])
+    face_at, upright = numerals.get(int(order[0]), ((patch / 2, patch / 2), 0.0))
     return SolidDrawing(
         np.clip(img, 0, 255).astype(np.uint8),
         np.round(alpha * 255).astype(np.uint8),
         int(values[order[0]]),
         int(values[order[1]]),
         pose.tilt,
+        face_at,
+        upright,
     )
 
 
@@ -370,8 +379,12 @@ def _face_glyph(
     rng: np.random.Generator,
     to_px,
     patch: int,
-) -> np.ndarray:
-    """Face ``i``'s numeral (or pips) warped into the patch: alpha, float32."""
+) -> tuple[np.ndarray, tuple[tuple[float, float], float]]:
+    """Face ``i``'s numeral (or pips) warped into the patch: ``(alpha float32, (centre, upright))``.
+
+    ``centre`` is the numeral's centre in patch px; ``upright`` the counter-clockwise turn in
+    degrees that stands it upright (see :attr:`SolidDrawing.upright`).
+    """
     n = s.normals[i]
     up = s.ups[i]
     if s.name == "cube":
@@ -396,4 +409,7 @@ def _face_glyph(
     src = np.float32([[gw, gh], [gw + 1, gh], [gw, gh - 1]])
     dst = np.float32([to_px(r @ c3), to_px(r @ (c3 + kx * right)), to_px(r @ (c3 + ky * up))])
     m = cv2.getAffineTransform(src, dst)
-    return cv2.warpAffine(a, m, (patch, patch), flags=cv2.INTER_LINEAR, borderValue=0.0)
+    alpha = cv2.warpAffine(a, m, (patch, patch), flags=cv2.INTER_LINEAR, borderValue=0.0)
+    ux, uy = (float(v) for v in dst[2] - dst[0])  # the numeral's up, image y down
+    upright = (90.0 - math.degrees(math.atan2(-uy, ux))) % 360.0
+    return alpha, ((float(dst[0][0]), float(dst[0][1])), upright)

@@ -30,9 +30,9 @@ import numpy as np
 from ..manifest import LabelledDie
 from .die3d import BUILTIN_FONTS, DieLook, Font, render_solid
 from .render import (
-    _TRAYS,
     MARBLED_COLOURS,
     SS,
+    TRAY_COLOURS,
     SynthError,
     _homography,
     _light,
@@ -48,12 +48,15 @@ __all__ = [
     "MATERIALS",
     "NUMERAL_COLOURS",
     "NumeralStyle",
+    "TopFace",
     "TrayDie",
     "draw_die",
     "label_kind",
     "random_look",
     "render_crop",
+    "render_crop_top",
     "render_tray",
+    "render_tray_tops",
 ]
 
 #: The kinds drawn: pip d6, numeral d6, units d10, tens d10, d20.
@@ -220,6 +223,18 @@ def _as_spec(d: TrayDie | tuple) -> TrayDie:
     return d if isinstance(d, TrayDie) else TrayDie(*d)
 
 
+@dataclass(frozen=True)
+class TopFace:
+    """Where a drawn die's top numeral lies, for training readers that turn numerals upright.
+
+    Why not in the label: a manifest records what a photo shows (kind, face, box); the turn of
+    the numeral is known only for renders.
+    """
+
+    centre: tuple[float, float]  #: the numeral's centre, frame px
+    upright: float  #: the counter-clockwise turn (degrees) that stands it upright
+
+
 def render_tray(
     seed: int,
     dice: Sequence[TrayDie | tuple],
@@ -234,6 +249,19 @@ def render_tray(
     shape :func:`.render.render_scene`'s callers use for d6. ``touching`` puts the second die
     flush against the first. Boxes are whole-die ``[x, y, w, h]`` in frame pixels.
     """
+    frame, ref, labels, _tops = render_tray_tops(seed, dice, size, style=style, touching=touching)
+    return frame, ref, labels
+
+
+def render_tray_tops(
+    seed: int,
+    dice: Sequence[TrayDie | tuple],
+    size: tuple[int, int] = (640, 640),
+    *,
+    style: NumeralStyle | None = None,
+    touching: bool = False,
+) -> tuple[np.ndarray, np.ndarray, list[LabelledDie], list[TopFace]]:
+    """:func:`render_tray`, and each die's :class:`TopFace` (the same picture for the same seed)."""
     style = style or NumeralStyle()
     specs = [_as_spec(d) for d in dice]
     w, h = int(size[0]), int(size[1])
@@ -246,7 +274,7 @@ def render_tray(
     rng = np.random.default_rng(seed)
     W, H = w * SS, h * SS
     unit = min(w, h) / 640 * SS
-    tray = style.tray or _TRAYS[int(rng.integers(len(_TRAYS)))]
+    tray = style.tray or TRAY_COLOURS[int(rng.integers(len(TRAY_COLOURS)))]
     light, towards = _light(rng, W, H, style.light if style.light is not None else float(rng.uniform(0, 0.5)))
     lo, hi = style.die_size
     sides = [float(rng.uniform(lo, hi)) * unit for _ in specs]
@@ -256,14 +284,19 @@ def render_tray(
     canvas = background.copy()
     shade = np.ones((H, W), np.float32)
     polys = []
+    tops: list[tuple[tuple[float, float], float]] = []
     # the light stands opposite the shadows: camera axes, y up
     light_dir = np.array([-towards[0], towards[1], 1.2])
     for spec, s, c in zip(specs, sides, centres, strict=True):
         look = random_look(rng, spec.colour, spec.material, style)
         side = max(8, round(s))
-        patch, mask = draw_die(
+        _check(spec.kind, spec.face)
+        drawn = render_solid(
             spec.kind, spec.face, side, look, rng, tilt=style.tilt, cocked=spec.cocked, light=light_dir
         )
+        patch, mask = drawn.patch, drawn.mask
+        ph, pw = mask.shape
+        tops.append(((c[0] + drawn.face_at[0] - pw / 2, c[1] + drawn.face_at[1] - ph / 2), drawn.upright))
         angle = 0.0  # the pose already turns the die every way
         shadow = (towards[0] * s * 0.12, towards[1] * s * 0.12) if style.shadows else None
         _paste(canvas, shade, patch, mask, c, angle, shadow)
@@ -286,8 +319,12 @@ def render_tray(
     if noise > 0:
         frame = frame + noise * rng.standard_normal(frame.shape, dtype=np.float32)
         ref = ref + noise * rng.standard_normal(ref.shape, dtype=np.float32)
-    labels = []
-    for poly, spec in zip(polys, specs, strict=True):
+    labels, top_faces = [], []
+    for (at, upright), poly, spec in zip(tops, polys, specs, strict=True):
+        at_px = np.float32([[at]])
+        if hom is not None:
+            at_px = cv2.perspectiveTransform(at_px, hom)  # a turn this slight keeps ``upright``
+        top_faces.append(TopFace((float(at_px[0, 0, 0]) / SS, float(at_px[0, 0, 1]) / SS), upright))
         pts = poly.astype(np.float32).reshape(-1, 1, 2)
         if hom is not None:
             pts = cv2.perspectiveTransform(pts, hom)
@@ -296,7 +333,7 @@ def render_tray(
         x1, y1 = np.clip(pts.max(axis=0), 0, [w, h])
         box = (round(float(x0), 1), round(float(y0), 1), round(float(x1 - x0), 1), round(float(y1 - y0), 1))
         labels.append(LabelledDie(label_kind(spec.kind), spec.face, box, cocked=spec.cocked))
-    return _to8(frame), _to8(ref), labels
+    return _to8(frame), _to8(ref), labels, top_faces
 
 
 def render_crop(
@@ -307,6 +344,14 @@ def render_crop(
     Why: training and the tests read one die at a time, cut from its box the way the runtime
     reader cuts it; a 192 px tray renders ~20x faster than a 640 px one.
     """
+    frame, box, _top = render_crop_top(seed, kind, face, colour=colour, neighbour=neighbour)
+    return frame, box
+
+
+def render_crop_top(
+    seed: int, kind: str, face: int, *, colour: str | None = None, neighbour: bool | None = None
+) -> tuple[np.ndarray, tuple[float, float, float, float], TopFace]:
+    """:func:`render_crop`, and where the die's top numeral lies and which turn stands it upright."""
     rng = np.random.default_rng(seed)
     dice: list[TrayDie] = [TrayDie(kind, face, colour)]
     with_neighbour = bool(rng.random() < 0.3) if neighbour is None else neighbour
@@ -316,9 +361,11 @@ def render_crop(
     style = NumeralStyle(die_size=(130.0, 200.0), perspective=0.0)
     scene = int(rng.integers(2**31))
     try:
-        frame, _ref, labels = render_tray(scene, dice, (240, 240), style=style, touching=with_neighbour)
+        frame, _ref, labels, tops = render_tray_tops(
+            scene, dice, (240, 240), style=style, touching=with_neighbour
+        )
     except SynthError:  # no room for the neighbour at these sizes: the die alone
-        frame, _ref, labels = render_tray(scene, dice[:1], (240, 240), style=style)
+        frame, _ref, labels, tops = render_tray_tops(scene, dice[:1], (240, 240), style=style)
     box = labels[0].box
     assert box is not None
-    return frame, box
+    return frame, box, tops[0]

@@ -36,6 +36,7 @@ __all__ = [
     "BODY_COLOURS",
     "MARBLED_COLOURS",
     "PIP_LAYOUT",
+    "TRAY_COLOURS",
     "SceneStyle",
     "SynthError",
     "draw_face",
@@ -75,7 +76,8 @@ MARBLED_COLOURS: dict[
     "red-marble": ((45, 40, 150), ((240, 240, 240),), (200, 200, 225)),
 }
 
-_TRAYS: tuple[tuple[int, int, int], ...] = (
+#: Tray colours (BGR under neutral light) a scene draws from when its style names none.
+TRAY_COLOURS: tuple[tuple[int, int, int], ...] = (
     (118, 118, 118),  # grey tray
     (40, 80, 32),  # green felt
     (60, 100, 150),  # wood
@@ -337,7 +339,7 @@ def render_scene(
     rng = np.random.default_rng(seed)
     W, H = w * SS, h * SS
     unit = min(w, h) / 640 * SS
-    tray = style.tray or _TRAYS[int(rng.integers(len(_TRAYS)))]
+    tray = style.tray or TRAY_COLOURS[int(rng.integers(len(TRAY_COLOURS)))]
     light_strength = style.light if style.light is not None else float(rng.uniform(0.0, 0.5))
     light, towards = _light(rng, W, H, light_strength)
     parallax = style.parallax if style.parallax is not None else float(rng.uniform(0.0, 0.2))

@@ -6,7 +6,7 @@ model), each die's box from :mod:`.single_die_box`. Printed as one JSON line: to
 95 % interval (exact binomial, per photo; the videos are few, so the per-video list is beside it),
 and right / wrong / unsure at the reader's own threshold.
 
-    python -m dicetower.vision.training.glyphs_eval --split val [--models DIR] [--share 0.6]
+    python -m dicetower.vision.training.glyphs_eval --split val [--models DIR] [--share 0.6] [--ink d10,d10t]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import cv2
 
-from ..glyphs import GlyphReader
+from ..glyphs import INK_KINDS, GlyphReader
 from ..intervals import binomial_bounds
 from .numerals_split import background_of, d20_split, d20_splits
 from .single_die_box import boxes_for
@@ -49,6 +49,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--step", type=float, default=None, help="degrees between turns (default: the card's)")
     p.add_argument("--offset", type=float, default=None, help="off-centre tries (default: the card's)")
+    p.add_argument(
+        "--ink",
+        default=None,
+        help="kinds whose numeral's own centre is tried, comma-separated, or none (default: the card's)",
+    )
+    p.add_argument(
+        "--ink-kind-confidence",
+        type=float,
+        default=None,
+        help="least kind confidence for the numeral's own centre (default: the card's)",
+    )
     p.add_argument("--every", type=int, default=1, help="every n-th photo (a quick look)")
     p.add_argument(
         "--write-card",
@@ -71,6 +82,14 @@ def main(argv: list[str] | None = None) -> int:
         reader.step = a.step
     if a.offset is not None:
         reader.offset = a.offset
+    if a.ink_kind_confidence is not None:
+        if not 0.0 <= a.ink_kind_confidence <= 1.0:
+            p.error("--ink-kind-confidence must be in [0, 1]")
+        reader.ink_kind_confidence = a.ink_kind_confidence
+    if a.ink is not None:
+        reader.ink = tuple(k for k in a.ink.split(",") if k and k != "none")
+        if not set(reader.ink) <= INK_KINDS:
+            p.error(f"--ink takes kinds of {sorted(INK_KINDS)} or none")
     wanted = ("train", "val") if a.split == "dev" else (a.split,)
     top1 = sure_right = sure_wrong = n = 0
     scored: list[tuple[float, bool]] = []
@@ -101,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
             share=reader.share,
             step=reader.step,
             offset=reader.offset,
+            ink=list(reader.ink),
+            ink_kind_confidence=reader.ink_kind_confidence,
             threshold=threshold,
             calibration={
                 "command": "python -m dicetower.vision.training.glyphs_eval "
@@ -127,6 +148,8 @@ def main(argv: list[str] | None = None) -> int:
                 "share": reader.share,
                 "step": reader.step,
                 "offset": reader.offset,
+                "ink": list(reader.ink),
+                "ink_kind_confidence": reader.ink_kind_confidence,
                 "threshold": reader.threshold,
                 "per_video": {k: f"{c['right']}/{sum(c.values())}" for k, c in sorted(videos.items())},
             }

@@ -71,14 +71,15 @@ def train(
     seed: int,
     threads: int,
     *,
-    extra: Path | None = None,
-    extra_weight: int = 1,
+    extra: list[Path] | None = None,
+    extra_weight: list[int] | None = None,
     resume: Path | None = None,
 ) -> Any:
     """The trained model (eval mode); prints val top-1 after each epoch.
 
-    ``extra``: more training crops (an ``.npz`` of ``x``, ``y``, such as :mod:`.glyph_real`'s),
-    drawn ``extra_weight`` times an epoch; ``resume``: start from this state (``.pt``).
+    ``extra``: more training crops (``.npz`` files of ``x``, ``y``, such as :mod:`.glyph_real`'s
+    or :mod:`.glyph_renders`'), each drawn its ``extra_weight`` times an epoch (1 when not
+    given); ``resume``: start from this state (``.pt``).
     """
     import torch
     import torch.nn.functional as F
@@ -87,10 +88,15 @@ def train(
     torch.manual_seed(seed)
     d, v = np.load(data / "train.npz"), np.load(data / "val.npz")
     dx, dy = d["x"], d["y"]
-    if extra is not None:
-        e = np.load(extra)
-        dx = np.concatenate([dx, *([e["x"]] * extra_weight)])
-        dy = np.concatenate([dy, *([e["y"]] * extra_weight)])
+    extra = extra or []
+    weights = list(extra_weight or [])
+    if len(weights) > len(extra) or any(w < 1 for w in weights):
+        raise ValueError("one --extra-weight (>= 1) per --extra at most")
+    weights += [1] * (len(extra) - len(weights))
+    for path, weight in zip(extra, weights, strict=True):
+        e = np.load(path)
+        dx = np.concatenate([dx, *([e["x"]] * weight)])
+        dy = np.concatenate([dy, *([e["y"]] * weight)])
     x = torch.from_numpy(glyph_blob(dx))
     y = torch.from_numpy(dy.astype(np.int64))
     vx = torch.from_numpy(glyph_blob(v["x"]))
@@ -136,10 +142,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--extra", type=Path, default=None, help="more training crops (.npz of x, y)")
-    p.add_argument("--extra-weight", type=int, default=1)
+    p.add_argument(
+        "--extra",
+        type=Path,
+        action="append",
+        default=[],
+        help="more training crops (.npz of x, y); repeatable",
+    )
+    p.add_argument(
+        "--extra-weight", type=int, action="append", default=[], help="times an epoch, one per --extra (1)"
+    )
     p.add_argument("--resume", type=Path, default=None, help="start from this state (.pt)")
     a = p.parse_args(argv)
+    if len(a.extra_weight) > len(a.extra) or any(w < 1 for w in a.extra_weight):
+        p.error("give one --extra-weight (>= 1) per --extra at most")
     import torch
 
     model = train(

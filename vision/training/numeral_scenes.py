@@ -28,7 +28,7 @@ from ..numerals import INPUT
 from ..pips import crop_die
 from ..synth.die3d import Font, render_solid
 from ..synth.numerals import FACES, KINDS, NumeralStyle, random_look
-from ..synth.render import _TRAYS, _tray
+from ..synth.render import TRAY_COLOURS, _tray
 from .backgrounds import BackgroundBank
 
 __all__ = ["SceneCrop", "render_crop", "render_none"]
@@ -50,7 +50,7 @@ class SceneCrop:
 def _background(rng: np.random.Generator, side: int, bank: BackgroundBank | None) -> np.ndarray:
     if bank is not None and len(bank) and rng.random() < 0.75:
         return bank.patch(rng, side).astype(np.float32)
-    colour = _TRAYS[int(rng.integers(len(_TRAYS)))]
+    colour = TRAY_COLOURS[int(rng.integers(len(TRAY_COLOURS)))]
     colour = tuple(int(np.clip(c * rng.uniform(0.6, 1.3), 0, 255)) for c in colour)
     return _tray(rng, side, side, colour, float(rng.uniform(2, 9)))  # type: ignore[arg-type]
 

@@ -8,14 +8,15 @@ Three figures, each printed as one JSON line (BENCHMARKS.md ``## Numerals`` quot
   ``dicetower eval``'s own code (:func:`~dicetower.vision.evaluate.evaluate_folder`,
   :class:`~dicetower.vision.evaluate.FolderReport`); the interval is eval's, over its photo
   groups, and the accuracy per video is listed beside it;
-- ``renders``: renders of :data:`~.numerals_data.TEST_SEED` (never drawn in training), one die
-  a crop, read by :class:`~dicetower.vision.numerals.NumeralReader` from its labelled box:
-  right / wrong / unreadable per kind with 95 % intervals;
-- ``trays``: rendered trays of mixed dice (pip d6, numeral d6, d10, d10t, d20; several colours;
-  a touching pair in every other tray) read by the FrameReader from the detector's boxes and,
-  separately, from the labelled boxes: kinds right among dice the reader read, and identities
-  (:func:`~dicetower.vision.identity.identify`) right for dice whose kind and colour no other
-  die of the tray shares.
+- ``renders``: renders of the split's seed (``--split test``: :data:`~.numerals_data.TEST_SEED`,
+  never drawn in training, read once per shipped model; ``val``: :data:`~.numerals_data.VAL_SEED`,
+  for choosing), one die a crop, read by :class:`~dicetower.vision.numerals.NumeralReader` from
+  its labelled box: right / wrong / unreadable per kind with 95 % intervals;
+- ``trays``: rendered trays (the split's seed, as for renders) of mixed dice (pip d6, numeral d6,
+  d10, d10t, d20; several colours; a touching pair in every other tray) read by the FrameReader
+  from the detector's boxes and, separately, from the labelled boxes: kinds right among dice the
+  reader read, and identities (:func:`~dicetower.vision.identity.identify`) right for dice whose
+  kind and colour no other die of the tray shares.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from ..numerals import NumeralReader, class_names
 from ..reader import FrameReader, open_reader
 from ..reading import ReadStatus
 from ..synth.numerals import FACES, KINDS, NUMERAL_COLOURS, NumeralStyle, TrayDie, render_crop, render_tray
-from .numerals_data import TEST_SEED
+from ..synth.render import TRAY_COLOURS
+from .numerals_data import TEST_SEED, TRAIN_SEED, VAL_SEED
 from .numerals_split import background_of, d20_split, d20_splits
 
 __all__ = ["eval_d20", "eval_renders", "eval_trays", "main"]
@@ -165,7 +167,9 @@ def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -
         reads = reader.read_crops(crops)
         if glyphs is not None:
             reads = [
-                with_glyph(r, glyphs.read(f, [b], [str(r.kind)])[0]) if r.kind in OVERRIDING_KINDS else r
+                with_glyph(r, glyphs.read(f, [b], [str(r.kind)], [r.kind_confidence])[0])
+                if r.kind in OVERRIDING_KINDS
+                else r
                 for r, (f, b) in zip(reads, frames, strict=True)
             ]
         right = sum(r.kind == kind and r.face == f for r, f in zip(reads, truth, strict=True))
@@ -196,7 +200,9 @@ def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) ->
     for t in range(n):
         rng = np.random.default_rng(seed0 + t)
         dice = _tray_dice(rng)
-        frame, ref, labels = render_tray(seed0 + t, dice, style=NumeralStyle(), touching=t % 2 == 0)
+        # the tower's config names its tray's colour; white balance needs it on a coloured tray
+        tray = TRAY_COLOURS[t % len(TRAY_COLOURS)]
+        frame, ref, labels = render_tray(seed0 + t, dice, style=NumeralStyle(tray=tray), touching=t % 2 == 0)
         boxes = [d.box for d in labels]
         truth_kind = [d.die for d in labels]
 
@@ -218,7 +224,7 @@ def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) ->
                 if keyed[(d.kind, d.colour)] == 1
             }
             read_dice = list(reading.dice)
-            ids = identify(read_dice, dice_set, frame, ref)
+            ids = identify(read_dice, dice_set, frame, ref, tray_colour=tray)
             for i, j in enumerate(matched):
                 c["dice"] += 1
                 if j is None:
@@ -245,6 +251,10 @@ def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) ->
     return {"figure": "trays", "trays": n, "what": "renders (not real photos)", **out}
 
 
+#: The renderer seeds behind each split's renders and trays.
+_RENDER_SEEDS = {"train": TRAIN_SEED, "val": VAL_SEED, "test": TEST_SEED}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("what", choices=("d20", "d20-boxed", "renders", "trays"))
@@ -263,9 +273,10 @@ def main(argv: list[str] | None = None) -> int:
     elif a.what == "d20-boxed":
         out = eval_d20_boxed(a.datasets / "rsandrini-d20", a.split, a.models)
     elif a.what == "renders":
-        out = eval_renders(a.n, a.models)
+        out = eval_renders(a.n, a.models, _RENDER_SEEDS[a.split])
     else:
-        out = eval_trays(a.n, a.models)
+        out = eval_trays(a.n, a.models, _RENDER_SEEDS[a.split] + 900_000)
+    out = {**out, "split": a.split}
     print(json.dumps(out), flush=True)
     return 0
 
