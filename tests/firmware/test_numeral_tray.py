@@ -57,3 +57,17 @@ def test_the_sim_tower_rolls_a_d20_beside_d6_and_reads_what_landed() -> None:
             assert not tower.shaker.pin.state
     finally:
         tower.close()
+
+
+def test_the_sim_tower_rolls_a_percentile_pair_and_tells_tens_from_units() -> None:
+    tray = DiceSet((TrayDie("d10t", "red", "tens"), TrayDie("d10", "white", "units")))
+    tower = open_tower(sim_config(11, dice=tray))
+    slots = (DieSlot(0, "d10t", Role.TENS), DieSlot(1, "d10", Role.UNITS))
+    try:
+        for _ in range(4):
+            answer = tower.roll(DiceRequest(slots=slots))
+            landed = {label.die: label.face for label in tower.camera.truth}
+            assert list(answer.faces) == [landed["d10t"], landed["d10"]]
+            assert not tower.shaker.pin.state
+    finally:
+        tower.close()
