@@ -8,8 +8,9 @@ them (the cut is part of the per-die cost); OpenCV runs on one thread, both read
 up once, and calls alternate reader by reader. Printed: the median ms per call and per die for
 1, 10 and 25 dice, and each model's file size. The pip reader (``D6Reader``, the shipped model)
 is the named baseline: the numeral reader runs beside it on every die when kinds are on, and
-the upright-numeral reader (``GlyphReader``: 24 turns of the die's middle) on every die the
-numeral reader names a numeral kind.
+the upright-numeral reader (``GlyphReader``: 16 or 24 turns of the die's middle) on every die the
+numeral reader names a numeral kind; beside it, as its baseline, the same reader reading every
+turn (the card's ``coarse`` off).
 
 A second table times whole frames (``FrameReader.read`` with kinds on, the empty tray given)
 with the die-body search (``FrameReader.with_bodies``) and, as its baseline, without it.
@@ -56,10 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     a = p.parse_args(argv)
     cv2.setNumThreads(1)
-    numerals, pips, glyphs = NumeralReader(), D6Reader(), GlyphReader()
+    numerals, pips, glyphs, every_turn = NumeralReader(), D6Reader(), GlyphReader(), GlyphReader()
+    every_turn.coarse = False
     readers = {
         "numeral_reader": lambda f, b: numerals.read_crops(numerals.crops(f, b)),
         "glyph_reader": lambda f, b: glyphs.read(f, b, _glyph_kinds(len(b))),
+        "glyph, every turn": lambda f, b: every_turn.read(f, b, _glyph_kinds(len(b))),
         "d6_reader (baseline)": lambda f, b: pips.read_crops(pips.crops(f, b)),
     }
     rows = []

@@ -159,6 +159,8 @@ class GlyphReader:
         if not set(self.ink) <= INK_KINDS:
             raise GlyphModelError(f"{meta}: ink names kinds outside {sorted(INK_KINDS)}: {list(self.ink)}")
         #: the numeral network's least kind confidence for which the numeral's own centre is tried
+        #: whether the turns are searched coarse first (:meth:`_at`)
+        self.coarse = bool(self.meta.get("coarse", False))
         self.ink_kind_confidence = float(self.meta.get("ink_kind_confidence", 0.0))
         if not 0.0 <= self.ink_kind_confidence <= 1.0:
             raise GlyphModelError(
@@ -253,9 +255,27 @@ class GlyphReader:
     def _at(
         self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]], cols: list[int]
     ) -> np.ndarray:
-        """Probabilities of ``cols`` for every turn of the middle of each of ``boxes``, turns fastest."""
-        crops = np.concatenate([central_crops(frame, b, self._angles, self.share) for b in boxes])
-        return self.probabilities(crops)[:, cols]
+        """Probabilities of ``cols`` for every turn of the middle of each of ``boxes``, turns fastest.
+
+        With the card's ``coarse`` on, every second turn is read first and only the turns beside
+        the two likeliest of those are read after (a numeral still reads, less surely, half a
+        step further off upright than the network was taught): 16 crops instead of 24 at 15°
+        steps. Turns left unread count as probability 0.
+        """
+        n = len(self._angles)
+        if not self.coarse or n < 8 or n % 2:
+            crops = np.concatenate([central_crops(frame, b, self._angles, self.share) for b in boxes])
+            return self.probabilities(crops)[:, cols]
+        out = np.zeros((len(boxes) * n, len(cols)))
+        even = np.arange(0, n, 2)
+        for k, b in enumerate(boxes):
+            first = self.probabilities(central_crops(frame, b, self._angles[even], self.share))[:, cols]
+            likeliest = even[np.argsort(-first.max(axis=1))[:2]]
+            beside = np.array(sorted({int((i + d) % n) for i in likeliest for d in (-1, 1)}))
+            then = self.probabilities(central_crops(frame, b, self._angles[beside], self.share))[:, cols]
+            out[k * n + even] = first
+            out[k * n + beside] = then
+        return out
 
 
 def with_glyph(read: KindRead, glyph: GlyphRead) -> KindRead:

@@ -139,3 +139,18 @@ def test_the_numeral_s_own_centre_reads_d10_kites_the_box_centre_misses() -> Non
         sure["with"] += with_ink.read(frame, [box], ["d10"])[0].face == face
         sure["without"] += without.read(frame, [box], ["d10"])[0].face == face
     assert sure["with"] >= sure["without"] + 2
+
+
+def test_the_coarse_turn_search_reads_what_every_turn_reads() -> None:
+    from dicetower.vision.synth.numerals import FACES, render_crop
+    from dicetower.vision.training.numerals_data import TEST_SEED
+
+    coarse, every = GlyphReader(), GlyphReader()
+    coarse.coarse, every.coarse = True, False
+    same = 0
+    for i, kind in enumerate(["d20", "d10", "d10t", "d6n"] * 3):
+        frame, box = render_crop(TEST_SEED + 90_000 + i, kind, FACES[kind][i % len(FACES[kind])])
+        a, b = coarse.read(frame, [box], [kind])[0], every.read(frame, [box], [kind])[0]
+        assert a.confidence <= b.confidence + 1e-9  # a subset of the turns
+        same += a.best == b.best
+    assert same >= 11

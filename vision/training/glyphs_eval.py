@@ -60,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="least kind confidence for the numeral's own centre (default: the card's)",
     )
+    p.add_argument(
+        "--coarse",
+        choices=("on", "off"),
+        default=None,
+        help="search the turns coarse first (default: the card's)",
+    )
     p.add_argument("--every", type=int, default=1, help="every n-th photo (a quick look)")
     p.add_argument(
         "--write-card",
@@ -86,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         if not 0.0 <= a.ink_kind_confidence <= 1.0:
             p.error("--ink-kind-confidence must be in [0, 1]")
         reader.ink_kind_confidence = a.ink_kind_confidence
+    if a.coarse is not None:
+        reader.coarse = a.coarse == "on"
     if a.ink is not None:
         reader.ink = tuple(k for k in a.ink.split(",") if k and k != "none")
         if not set(reader.ink) <= INK_KINDS:
@@ -120,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             share=reader.share,
             step=reader.step,
             offset=reader.offset,
+            coarse=reader.coarse,
             ink=list(reader.ink),
             ink_kind_confidence=reader.ink_kind_confidence,
             threshold=threshold,
@@ -148,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                 "share": reader.share,
                 "step": reader.step,
                 "offset": reader.offset,
+                "coarse": reader.coarse,
                 "ink": list(reader.ink),
                 "ink_kind_confidence": reader.ink_kind_confidence,
                 "threshold": reader.threshold,
