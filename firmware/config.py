@@ -36,6 +36,7 @@ Example (every key, with its default; see ``docs/tower.md``)::
     replay = ""             # replay: a folder with manifest.jsonl
     width = 640
     height = 480
+    tray_colour = ""        # "": colours as seen; "neutral" or "#RRGGBB": white-balance to the tray
 
     [sim]
     seed = -1               # -1: a fresh seed each start
@@ -93,6 +94,7 @@ __all__ = [
     "TrayDie",
     "load_config",
     "parse_config",
+    "tray_bgr",
 ]
 
 #: Where a real tower keeps its configuration.
@@ -187,6 +189,28 @@ def _device(v: Any) -> str:
     raise ValueError("a device index 0..63 or a device path such as /dev/video0")
 
 
+def _tray_colour(v: Any) -> str:
+    """``""`` (no white balance), ``"neutral"`` (a grey, black or white tray) or ``"#RRGGBB"``."""
+    if v in ("", "neutral"):
+        return v
+    if isinstance(v, str) and len(v) == 7 and v[0] == "#":
+        try:
+            int(v[1:], 16)
+        except ValueError:
+            pass
+        else:
+            return v.lower()
+    raise ValueError('"" (colours as seen), "neutral" (a grey, black or white tray) or "#RRGGBB"')
+
+
+def tray_bgr(value: str) -> tuple[int, int, int] | None:
+    """A ``#RRGGBB`` tray colour as BGR; ``None`` for ``"neutral"`` (:func:`_tray_colour`'s values)."""
+    if not value.startswith("#"):
+        return None
+    r, g, b = (int(value[i : i + 2], 16) for i in (1, 3, 5))
+    return b, g, r
+
+
 def _opt(check: Callable[[Any], Any]) -> dict[str, Any]:
     """Field metadata: the check that validates (and converts) a value read from the file."""
     return {"check": check}
@@ -244,6 +268,9 @@ class CameraConfig:
     replay: str = field(default="", metadata=_opt(_text()))
     width: int = field(default=640, metadata=_opt(_int_in(64, 4608)))
     height: int = field(default=480, metadata=_opt(_int_in(64, 3456)))
+    #: the tray's colour under neutral light, to white-balance die colours against the empty-tray
+    #: reference (a warm lamp turns a white die cream and a red one orange): "" leaves them as seen
+    tray_colour: str = field(default="", metadata=_opt(_tray_colour))
 
     def check(self) -> None:
         if self.backend == "replay" and not self.replay:

@@ -41,7 +41,7 @@ from ..vision.reading import Reading
 from .calibration import REFERENCE_FRAMES, Calibration
 from .cameras import CameraBackend, open_camera
 from .clock import Clock, RealClock, VirtualClock, mock_factory
-from .config import Config, TrayDie
+from .config import Config, TrayDie, tray_bgr
 from .errors import (
     CalibrationError,
     CameraDisconnectedError,
@@ -75,15 +75,14 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def reader_for_tray(dice: Sequence[TrayDie]) -> FrameReader:
-    """The frame reader for the loaded dice: with the numeral reader when any is not a pip d6.
-
-    Why not always: the numeral reader costs a few ms a die and looks for whole numeral dice
-    among the detector's boxes; a tray of pip d6 needs neither.
-    """
+def reader_for_tray(dice: Sequence[TrayDie], tray_colour: str = "") -> FrameReader:
+    """The frame reader for the loaded dice: the numeral reader only when one is not a pip d6
+    (it costs a few ms a die); a ``[camera] tray_colour`` white-balances die colours."""
     from ..vision.reader import open_reader
 
-    return open_reader(numerals=any(d.kind != "d6" for d in dice))
+    reader = open_reader(numerals=any(d.kind != "d6" for d in dice))
+    reader.white_balance, reader.tray_colour = bool(tray_colour), tray_bgr(tray_colour)
+    return reader
 
 
 #: A frame whose mean grey level is under this is black (lens cap, dead sensor, lights off).
@@ -152,7 +151,7 @@ class Tower:
     @property
     def reader(self) -> FrameReader:
         if self._reader is None:
-            self._reader = reader_for_tray(self.dice)
+            self._reader = reader_for_tray(self.dice, self.config.camera.tray_colour)
         return self._reader
 
     @property

@@ -29,6 +29,7 @@ from .bodies import body_boxes
 from .colour import die_colours
 from .detector import DieDetector
 from .glyphs import GlyphModelError, GlyphReader, with_glyph
+from .identity import balance, white_balance_gains
 from .locate import CUT_MARGIN, DieCandidate, as_bgr, locate_dice, tray_mask
 from .numerals import OVERRIDING_KINDS, KindRead, NumeralReader, with_kind
 from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
@@ -130,6 +131,12 @@ class FrameReader:
         self.glyphs = glyphs
         self._locate = locate or _default_locate
         self.not_a_die_drop = NOT_A_DIE_DROP
+        #: Name die colours from crops white-balanced against the empty-tray reference (when one
+        #: is given): a warm lamp turns a white die cream and a red one orange, and the rules
+        #: tell the wild die by its colour. Off by default: the tray's own colour must be known.
+        self.white_balance = False
+        #: The tray's BGR colour under neutral light; ``None``: a neutral (grey, black, white) tray.
+        self.tray_colour: tuple[int, int, int] | None = None
 
     def read(
         self, frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
@@ -142,7 +149,8 @@ class FrameReader:
             cands = self.with_bodies(frame, cands, reference, tray)
         t1 = time.perf_counter()
         view = self.view_of(cands)
-        dice, timings = self.read_candidates(frame, cands, view)
+        gains = white_balance_gains(reference, self.tray_colour) if self.white_balance else None
+        dice, timings = self.read_candidates(frame, cands, view, gains=gains)
         timings = {"locate": (t1 - t0) * 1000.0, **timings}
         h, w = frame.shape[:2]
         return Reading(
@@ -215,12 +223,18 @@ class FrameReader:
         return frame_view(boxes, self.faces.top_down_tilt)
 
     def read_candidates(
-        self, frame: np.ndarray, candidates: Sequence[DieCandidate], view: FrameView | None = None
+        self,
+        frame: np.ndarray,
+        candidates: Sequence[DieCandidate],
+        view: FrameView | None = None,
+        *,
+        gains: np.ndarray | None = None,
     ) -> tuple[list[DieReading], dict[str, float]]:
         """Read located dice (boxes in ``frame`` pixels); returns readings and stage timings (ms).
 
         ``view`` chooses the thresholds (:meth:`D6Reader.thresholds_for`); judged from the
-        candidates when not given.
+        candidates when not given. ``gains`` (BGR, :func:`~.identity.white_balance_gains`)
+        white-balance the crops colours are named from.
         """
         frame = as_bgr(frame)
         cands = list(candidates)[:MAX_DICE]
@@ -251,7 +265,7 @@ class FrameReader:
                 for i, g in zip(ids, glyph_reads, strict=True):
                     kinds[i] = with_glyph(kinds[i], g)
         t1 = time.perf_counter()
-        colours = die_colours(crops)
+        colours = die_colours(crops if gains is None else [balance(c, gains) for c in crops])
         t2 = time.perf_counter()
         kept: list[tuple[int, int | None, UnreadableReason | None]] = []  # (candidate, face, reason)
         for i, c in enumerate(cands):

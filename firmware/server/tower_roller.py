@@ -160,7 +160,7 @@ class TowerRoller(Roller):
     def open(cls, config: Config) -> TowerRoller:
         from ..tower import open_tower, reader_for_tray
 
-        tap = _ReadingTap(reader_for_tray(config.dice.dice))
+        tap = _ReadingTap(reader_for_tray(config.dice.dice, config.camera.tray_colour))
         return cls(open_tower(config, reader=tap), tap)  # type: ignore[arg-type]
 
     def source(self, hooks: ThrowHooks) -> DiceSource:

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 from dicetower.firmware.cli import main
-from dicetower.firmware.config import DEFAULT_CONFIG, ConfigError, TrayDie, load_config, parse_config
+from dicetower.firmware.config import (
+    DEFAULT_CONFIG,
+    ConfigError,
+    TrayDie,
+    load_config,
+    parse_config,
+    tray_bgr,
+)
 
 
 def test_built_in_default_is_the_sim_tower_with_the_agreed_pins() -> None:
@@ -90,6 +97,8 @@ def test_a_full_file_reads_back(tmp_path: Path) -> None:
         ({"dice": {"plain": "4 red d6", "wild": "red d6"}}, ["another red d6", "colour of its own"]),
         ({"dice": {"wild": "2 red d6"}}, ["a wild die is one die"]),
         ({"dice": {}}, ["at least one die"]),
+        ({"camera": {"tray_colour": "blue"}}, ["[camera] tray_colour", "#RRGGBB"]),
+        ({"camera": {"tray_colour": "#12345g"}}, ["[camera] tray_colour"]),
     ],
 )
 def test_each_mistake_names_the_key_and_what_is_allowed(doc: dict, names: list[str]) -> None:
@@ -137,3 +146,16 @@ def test_printed_config_parses_back_to_the_same(tmp_path: Path, capsys: pytest.C
     again = load_config(printed)
     original = load_config(path)
     assert again.with_changes(source="") == original.with_changes(source="")
+
+
+def test_a_tray_colour_is_neutral_or_rgb_and_reaches_the_reader() -> None:
+    from dicetower.firmware.tower import reader_for_tray
+
+    assert parse_config({}, "t.toml").camera.tray_colour == ""
+    assert parse_config({"camera": {"tray_colour": "neutral"}}, "t.toml").camera.tray_colour == "neutral"
+    green = parse_config({"camera": {"tray_colour": "#1E5020"}}, "t.toml").camera.tray_colour
+    assert green == "#1e5020" and tray_bgr(green) == (0x20, 0x50, 0x1E) and tray_bgr("neutral") is None
+    dice = [TrayDie("d6", "white"), TrayDie("d6", "red", "wild")]
+    assert not reader_for_tray(dice).white_balance
+    balanced = reader_for_tray(dice, green)
+    assert balanced.white_balance and balanced.tray_colour == (0x20, 0x50, 0x1E)
