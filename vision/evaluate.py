@@ -56,7 +56,7 @@ from .imageio import ImageError, load_image, load_image_info
 from .intervals import rate_interval, rate_upper
 from .manifest import LabelledDie, ManifestEntry, check_boxes, read_manifest
 from .reading import DiceReader, DieReading, Reading, ReadStatus
-from .splits import group_of, split_of
+from .splits import d20_split, d20_splits, group_of, split_of
 
 __all__ = [
     "GIVE_UP_AFTER",
@@ -404,7 +404,8 @@ def select_entries(
 
     ``errata`` (:mod:`dicetower.vision.errata`) correct labels first, on the whole manifest.
 
-    ``split`` keeps photos of that split (:func:`dicetower.vision.splits.split_of`); ``kinds`` drops
+    ``split`` keeps photos of that split (:func:`dicetower.vision.splits.split_of`; for
+    ``rsandrini-d20``, whole videos: :func:`~dicetower.vision.splits.d20_splits`); ``kinds`` drops
     labels of other die kinds and photos left without labels; ``limit`` keeps that many
     photos spread evenly over the manifest, since manifests are often sorted by face.
     """
@@ -413,7 +414,14 @@ def select_entries(
         entries = apply_errata(entries, list(errata))
     if split is not None:
         name = folder.resolve().name
-        entries = [e for e in entries if split_of(name, e.relpath or e.image.name) == split]
+        if name.startswith("rsandrini") and all(e.dice for e in entries):
+            # video frames: whole videos (background and face) go to one split
+            videos = d20_splits((e.relpath or e.image.name, e.dice[0].face) for e in entries)
+            entries = [
+                e for e in entries if d20_split(videos, e.relpath or e.image.name, e.dice[0].face) == split
+            ]
+        else:
+            entries = [e for e in entries if split_of(name, e.relpath or e.image.name) == split]
     if kinds is not None:
         keep = set(kinds)
         filtered = []

@@ -16,11 +16,20 @@ split never changes between runs, machines or Python versions):
   within each face (200 images a face, in capture order). Blocks are dealt in a fixed
   rotation (7 train, 1.5 val, 1.5 test of every 10) instead of hashed, so every face has
   the same share in every split (a hash left face 1 out of test).
-- ``rsandrini-d20``: the background is the file-name prefix (``d20_color``, ``d20_wood``,
-  ...); the die is not recorded, so contiguous blocks of :data:`RSANDRINI_BLOCK` frame
-  numbers within each background, dealt in a rotation of 5 train, 1 val, 1 test: each face
-  is one video per background, about one rotation long, so most faces reach every split.
-  Frames at the edge of two blocks are still neighbours: this split leaks a little.
+- ``rsandrini-d20``: each photo is a frame of a video of one d20 turning on one background,
+  the same face up all along. With the labels at hand (eval, :func:`select_entries
+  <dicetower.vision.evaluate.select_entries>`, and the numeral training) whole videos go to one
+  split (:func:`d20_splits`): a *video* is one background (the file-name prefix: ``d20_color``,
+  ``d20_off-angle_``, ``d20_top_``, ``d20_wood``) and one face. A face filmed on one background
+  only has its one video in ``train`` (a held-back copy would leave the face unseen in
+  training; renders carry the faces real photos lack); a face filmed on ``n >= 2`` backgrounds
+  (videos sorted by background) has video ``face % n`` in ``test`` and, when ``n >= 3``,
+  video ``(face + 1) % n`` in ``val``; the rest train; the two stray ``img*`` photos train. So
+  a test photo shows a background never paired with that face in training; the same physical
+  d20 may still appear on another background in training (six dice in all, not recorded).
+  Without labels (:func:`split_of`), contiguous blocks of :data:`RSANDRINI_BLOCK` frame
+  numbers within each background are dealt 5 train, 1 val, 1 test; frames at the edge of two
+  blocks are neighbours, so that split leaks a little and no figure is measured on it.
 - any other dataset (e.g. the tower's own recordings): each photo is its own group.
 
 API (stable, shared with the face-reader work): :func:`split_of`.
@@ -30,9 +39,10 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Iterable
 from typing import Literal
 
-__all__ = ["SPLITS", "Split", "group_of", "split_of"]
+__all__ = ["SPLITS", "Split", "background_of", "d20_split", "d20_splits", "group_of", "split_of"]
 
 Split = Literal["train", "val", "test"]
 SPLITS: tuple[Split, ...] = ("train", "val", "test")
@@ -117,3 +127,37 @@ def split_of(dataset_name: str, image_relpath: str) -> Split:
     if bucket < _VAL_BELOW:
         return "val"
     return "test"
+
+
+def background_of(image_relpath: str) -> str:
+    """The background a photo was taken on: its file name without the frame number."""
+    name = image_relpath.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    m = _NUMBER.match(name)
+    return m.group(1) if m else name
+
+
+def d20_splits(photos: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Split]:
+    """The split of every video ``(background, face)`` among ``photos`` (``(relpath, face)`` pairs)."""
+    videos: dict[int, set[str]] = {}
+    for relpath, face in photos:
+        bg = background_of(relpath)
+        videos.setdefault(face, set())
+        if not bg.startswith("img"):
+            videos[face].add(bg)
+    out: dict[tuple[str, int], Split] = {}
+    for face, backgrounds in videos.items():
+        ordered = sorted(backgrounds)
+        n = len(ordered)
+        for i, bg in enumerate(ordered):
+            split: Split = "train"
+            if n >= 2 and i == face % n:
+                split = "test"
+            elif n >= 3 and i == (face + 1) % n:
+                split = "val"
+            out[(bg, face)] = split
+    return out
+
+
+def d20_split(splits: dict[tuple[str, int], Split], relpath: str, face: int) -> Split:
+    """One photo's split, from :func:`d20_splits` of the whole manifest."""
+    return splits.get((background_of(relpath), face), "train")

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from dicetower.vision.training.numerals_split import background_of, d20_split, d20_splits
+from dicetower.vision.splits import background_of, d20_split, d20_splits
 
 MANIFEST = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "rsandrini-d20" / "manifest.jsonl"
@@ -62,3 +62,26 @@ def test_on_the_dataset_no_video_straddles_and_every_test_face_is_trained() -> N
     assert test_faces and test_faces <= train_faces
     counts = Counter(d20_split(splits, p, f) for p, f in photos)
     assert counts == Counter({"train": 1172, "test": 467, "val": 194})
+
+
+def test_eval_selects_rsandrini_photos_by_whole_video(tmp_path: Path) -> None:
+    from dicetower.vision.evaluate import select_entries
+
+    folder = tmp_path / "rsandrini-d20"
+    (folder / "images").mkdir(parents=True)
+    photos = [
+        (f"images/d20_{bg}{n:04d}.jpg", face)
+        for bg in ("color", "top_", "wood")
+        for face in (3, 4)
+        for n in range(40)
+    ]
+    rows = [{"image": p, "dice": [{"die": "d20", "face": f}]} for p, f in photos]
+    (folder / "manifest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    videos = d20_splits(photos)
+    for split in ("train", "val", "test"):
+        chosen = select_entries(folder, split=split)
+        want = [p for p, f in photos if d20_split(videos, p, f) == split]
+        assert [e.relpath for e in chosen] == want
+    # frame blocks would split a 40-frame video; whole videos never are
+    held = {(background_of(e.relpath), e.dice[0].face) for e in select_entries(folder, split="test")}
+    assert held and all(d20_split(videos, f"images/{bg}0000.jpg", face) == "test" for bg, face in held)

@@ -34,8 +34,7 @@ import cv2
 import numpy as np
 from dicetower.vision.detector import INPUT_SIZE, STRIDE
 from dicetower.vision.manifest import ManifestEntry, read_manifest
-from dicetower.vision.splits import split_of
-from dicetower.vision.training.numerals_split import d20_split, d20_splits
+from dicetower.vision.splits import d20_split, d20_splits, split_of
 from dicetower.vision.training.onnx_weights import unfolded_state
 from dicetower.vision.training.single_die_box import boxes_for
 
@@ -129,7 +128,7 @@ def _searched_photos(name: str, split: str) -> Iterator[tuple[np.ndarray, list[t
     """``(BGR photo, [box])`` of the one-die photos of ``name`` in ``split``, boxed by search.
 
     Their manifests carry no box (and ``lurig-kinds`` no face), so rows are read as plain JSON;
-    ``rsandrini-d20`` is split by whole video (:mod:`.numerals_split`): its neighbouring frames
+    ``rsandrini-d20`` is split by whole video (``splits.d20_splits``): its neighbouring frames
     are near-duplicates.
     """
     folder = DATASETS_DIR / name

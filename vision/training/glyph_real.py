@@ -6,7 +6,7 @@ real photo's upright turn is not labelled, so it is found: the shipped reader's 
 is likeliest is taken as upright, when its probability reaches ``--min-p`` (else the photo is
 left out: the search did not find the numeral). Each kept photo gives ``--turns`` crops at that
 turn +-10 degrees (class: the face) and, unless the numeral reads alike half turned, one at the
-half turn +-30 degrees (class ``none``). Only the train videos of :mod:`.numerals_split` are
+half turn +-30 degrees (class ``none``). Only the train videos of ``splits.d20_splits`` are
 used; val and test videos stay unseen.
 """
 
@@ -20,8 +20,8 @@ import cv2
 import numpy as np
 
 from ..glyphs import OFF_CENTRE_WEIGHT, TEXTS, GlyphReader, central_crops
+from ..splits import d20_split, d20_splits
 from .glyph_data import HALF_TURN_ALIKE
-from .numerals_split import d20_split, d20_splits
 from .single_die_box import boxes_for
 
 __all__ = ["main", "real_upright"]

@@ -1,6 +1,6 @@
 """Score the upright-numeral reader on real d20 photos: the die's box given, the face read by turning.
 
-``rsandrini-d20`` photos of one split (:mod:`.numerals_split`; the network never sees a real
+``rsandrini-d20`` photos of one split (``splits.d20_splits``; the network never sees a real
 photo, so ``train`` and ``val`` videos both measure it; ``test`` is read once per shipped
 model), each die's box from :mod:`.single_die_box`. Printed as one JSON line: top-1 with its
 95 % interval (exact binomial, per photo; the videos are few, so the per-video list is beside it),
@@ -21,7 +21,7 @@ import cv2
 
 from ..glyphs import INK_KINDS, GlyphReader
 from ..intervals import binomial_bounds
-from .numerals_split import background_of, d20_split, d20_splits
+from ..splits import background_of, d20_split, d20_splits
 from .single_die_box import boxes_for
 
 __all__ = ["main"]

@@ -14,7 +14,7 @@ Sources (split rules in code, never random by frame):
   split's own real photos (:mod:`.backgrounds`); fonts are OpenCV's built-in sans plus the
   TrueType files of ``--fonts`` (default: the DejaVu, STIX and Computer Modern faces that
   matplotlib's wheel ships, when it is installed);
-- ``rsandrini-d20`` (real d20 photos; videos split by :mod:`.numerals_split`): the die's box
+- ``rsandrini-d20`` (real d20 photos; videos split by ``splits.d20_splits``): the die's box
   from :mod:`.single_die_box`, cut at ``--turns`` random turns (class ``d20:face``), and a
   piece of the die at its edge (``none``);
 - ``lurig-kinds`` (real, kind only; :func:`~dicetower.vision.splits.split_of`): d10 teach the
@@ -38,12 +38,11 @@ import numpy as np
 
 from ..numerals import INPUT, NUMERAL_KINDS, class_names, numeral_blob
 from ..pips import crop_die
-from ..splits import split_of
+from ..splits import d20_split, d20_splits, split_of
 from ..synth.die3d import BUILTIN_FONTS, Font
 from ..synth.numerals import FACES
 from .backgrounds import BackgroundBank, load_bank
 from .numeral_scenes import render_crop, render_none
-from .numerals_split import d20_split, d20_splits
 
 __all__ = [
     "KIND_LABELS",

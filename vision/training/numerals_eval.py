@@ -2,7 +2,7 @@
 
 Three figures, each printed as one JSON line (BENCHMARKS.md ``## Numerals`` quotes them):
 
-- ``d20``: ``rsandrini-d20`` (real photos) on the held-back videos of :mod:`.numerals_split`
+- ``d20``: ``rsandrini-d20`` (real photos) on the held-back videos of ``splits.d20_splits``
   (``--split test``, read once per shipped model; ``val`` while developing), read by the full
   :func:`~dicetower.vision.reader.open_reader` with the numeral reader on and scored by
   ``dicetower eval``'s own code (:func:`~dicetower.vision.evaluate.evaluate_folder`,
@@ -37,10 +37,10 @@ from ..locate import DieCandidate
 from ..numerals import NumeralReader, class_names
 from ..reader import FrameReader, open_reader
 from ..reading import ReadStatus
+from ..splits import background_of, d20_split, d20_splits
 from ..synth.numerals import FACES, KINDS, NUMERAL_COLOURS, NumeralStyle, TrayDie, render_crop, render_tray
 from ..synth.render import TRAY_COLOURS
 from .numerals_data import TEST_SEED, TRAIN_SEED, VAL_SEED
-from .numerals_split import background_of, d20_split, d20_splits
 
 __all__ = ["eval_d20", "eval_renders", "eval_trays", "main"]
 
