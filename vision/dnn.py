@@ -9,12 +9,13 @@ choice, so the plain loader is the fallback.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import cv2
 
-__all__ = ["load_onnx"]
+__all__ = ["load_card", "load_onnx"]
 
 
 def load_onnx(path: str | Path) -> Any:
@@ -30,3 +31,28 @@ def load_onnx(path: str | Path) -> Any:
             last = exc
     assert last is not None
     raise last
+
+
+def load_card(
+    folder: Path, model: str, card: str, error: type[Exception]
+) -> tuple[Any, dict[str, Any], Path]:
+    """``(cv2.dnn.Net, card dict, card path)`` of a network and its JSON card in ``folder``.
+
+    Why one place: every shipped network is an ONNX file beside a card; a missing file, a card
+    that is not JSON and a file OpenCV cannot load each end in one clear ``error``, not a
+    ``cv2.error`` traceback.
+    """
+    model_path, card_path = folder / model, folder / card
+    if not model_path.is_file() or not card_path.is_file():
+        raise error(f"{folder}: missing {model} or {card} (docs/numerals.md trains them)")
+    try:
+        meta = json.loads(card_path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise error(f"{card_path}: bad metadata: {exc}") from None
+    if not isinstance(meta, dict):
+        raise error(f"{card_path}: bad metadata: not a JSON object")
+    try:
+        net = load_onnx(model_path)
+    except cv2.error as exc:
+        raise error(f"{model_path}: cv2.dnn cannot load it: {exc}") from None
+    return net, meta, card_path

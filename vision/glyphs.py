@@ -7,15 +7,13 @@ turned every :data:`STEP` degrees and the surest reading among the kind's own nu
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
 
-from .dnn import load_onnx
+from .dnn import load_card
 from .ink import ink_grey
 from .numeral_centre import numeral_centre
 from .numerals import KindRead
@@ -133,39 +131,35 @@ class GlyphReader:
 
     def __init__(self, model_dir: str | Path | None = None) -> None:
         folder = Path(model_dir) if model_dir is not None else Path(__file__).resolve().parent / "models"
-        model, meta = folder / _MODEL, folder / _META
-        if not model.is_file() or not meta.is_file():
-            raise GlyphModelError(f"{folder}: missing {_MODEL} or {_META} (docs/numerals.md trains them)")
-        try:
-            self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise GlyphModelError(f"{meta}: bad metadata: {exc}") from None
+        self._net, self.meta, meta = load_card(folder, _MODEL, _META, GlyphModelError)
         if self.meta.get("classes") != ["none", *TEXTS] or self.meta.get("input") != GLYPH_INPUT:
             raise GlyphModelError(f"{meta}: classes or input size do not match this code")
-        #: the middle of the box read, as a share of its longer side
-        self.share = float(self.meta.get("share", CENTRAL))
-        if not 0.2 <= self.share <= 1.5:
-            raise GlyphModelError(f"{meta}: share must be 0.2-1.5 of the box's side, got {self.share}")
-        #: a face is read when its probability at its best turn reaches this
-        self.threshold = float(self.meta.get("threshold", 0.9))
-        if not 0.0 < self.threshold <= 1.0:
-            raise GlyphModelError(f"{meta}: threshold must be in (0, 1], got {self.threshold}")
-        self._net = load_onnx(model)
-        #: degrees between the turns tried, and the centres tried (shares of the box's side)
-        self.step = float(self.meta.get("step", STEP))
-        self.offset = float(self.meta.get("offset", 0.0))
-        #: the kinds whose numeral's own centre is tried when the box's is unsure
-        self.ink = tuple(str(k) for k in self.meta.get("ink", ()))
-        if not set(self.ink) <= INK_KINDS:
-            raise GlyphModelError(f"{meta}: ink names kinds outside {sorted(INK_KINDS)}: {list(self.ink)}")
-        #: the numeral network's least kind confidence for which the numeral's own centre is tried
-        #: whether the turns are searched coarse first (:meth:`_at`)
-        self.coarse = bool(self.meta.get("coarse", False))
-        self.ink_kind_confidence = float(self.meta.get("ink_kind_confidence", 0.0))
-        if not 0.0 <= self.ink_kind_confidence <= 1.0:
-            raise GlyphModelError(
-                f"{meta}: ink_kind_confidence must be in [0, 1], got {self.ink_kind_confidence}"
-            )
+        try:
+            self.share = float(self.meta.get("share", CENTRAL))
+            #: a face is read when its probability at its best turn reaches this
+            self.threshold = float(self.meta.get("threshold", 0.9))
+            if not 0.0 < self.threshold <= 1.0:
+                raise GlyphModelError(f"threshold must be in (0, 1], got {self.threshold}")
+            #: degrees between the turns tried, and the centres tried (shares of the box's side)
+            self.step = float(self.meta.get("step", STEP))
+            self.offset = float(self.meta.get("offset", 0.0))
+            #: whether the turns are searched coarse first (:meth:`_at`)
+            self.coarse = bool(self.meta.get("coarse", False))
+            self.ink = tuple(str(k) for k in self.meta.get("ink", ()))
+            self.ink_kind_confidence = float(self.meta.get("ink_kind_confidence", 0.0))
+        except (GlyphModelError, TypeError, ValueError) as exc:
+            raise GlyphModelError(f"{meta}: {exc}") from None
+
+    @property
+    def share(self) -> float:
+        """The middle of the box read, as a share of its longer side."""
+        return self._share
+
+    @share.setter
+    def share(self, value: float) -> None:
+        if not 0.2 <= value <= 1.5:
+            raise GlyphModelError(f"share must be 0.2-1.5 of the box's side, got {value}")
+        self._share = float(value)
 
     @property
     def step(self) -> float:
@@ -190,6 +184,28 @@ class GlyphReader:
         o = self._offset
         #: the centres tried, as shares of the box's side off its centre (the centre first)
         self.centres = [(0.0, 0.0)] + ([(0.0, -o), (0.0, o), (-o, 0.0), (o, 0.0)] if o > 0 else [])
+
+    @property
+    def ink(self) -> tuple[str, ...]:
+        """The kinds whose numeral's own centre is tried when the box's is unsure."""
+        return self._ink
+
+    @ink.setter
+    def ink(self, kinds: tuple[str, ...]) -> None:
+        if not set(kinds) <= INK_KINDS:
+            raise GlyphModelError(f"ink names kinds outside {sorted(INK_KINDS)}: {list(kinds)}")
+        self._ink = tuple(kinds)
+
+    @property
+    def ink_kind_confidence(self) -> float:
+        """The numeral network's least kind confidence for which the numeral's own centre is tried."""
+        return self._ink_kind_confidence
+
+    @ink_kind_confidence.setter
+    def ink_kind_confidence(self, value: float) -> None:
+        if not 0.0 <= value <= 1.0:
+            raise GlyphModelError(f"ink_kind_confidence must be in [0, 1], got {value}")
+        self._ink_kind_confidence = float(value)
 
     def probabilities(self, crops: np.ndarray) -> np.ndarray:
         """``(N, 1 + len(TEXTS))`` softmax probabilities of grey crops ``(N, S, S)``."""

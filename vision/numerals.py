@@ -18,7 +18,6 @@ Model: ``models/numeral_reader.onnx`` + ``.json`` (classes, temperature, thresho
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -28,7 +27,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from .dnn import load_onnx
+from .dnn import load_card
 from .pips import contrast_grey, crop_die
 from .reading import DieReading, ReadStatus, UnreadableReason
 
@@ -151,13 +150,7 @@ class NumeralReader:
 
     def __init__(self, model_dir: str | Path | None = None) -> None:
         folder = Path(model_dir) if model_dir is not None else _default_model_dir()
-        model, meta = folder / _MODEL, folder / _META
-        if not model.is_file() or not meta.is_file():
-            raise NumeralModelError(f"{folder}: missing {_MODEL} or {_META} (docs/numerals.md trains them)")
-        try:
-            self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise NumeralModelError(f"{meta}: bad metadata: {exc}") from None
+        self._net, self.meta, meta = load_card(folder, _MODEL, _META, NumeralModelError)
         #: The crop side this model reads (its card's ``input``).
         self.input = int(self.meta.get("input", 0)) if str(self.meta.get("input", "")).isdigit() else 0
         if self.meta.get("classes") != class_names() or not 32 <= self.input <= 256 or self.input % 16:
@@ -166,10 +159,6 @@ class NumeralReader:
         self.kind_threshold = float(self.meta.get("kind_threshold", 0.9))
         thr = self.meta.get("face_thresholds", {})
         self.face_thresholds = {k: float(thr.get(k, 0.9)) for k in NUMERAL_KINDS}
-        try:
-            self._net = load_onnx(model)
-        except cv2.error as exc:
-            raise NumeralModelError(f"{model}: cv2.dnn cannot load it: {exc}") from None
 
     def probabilities(self, crops: list[np.ndarray]) -> np.ndarray:
         """``(N, classes)`` softmax probabilities (temperature applied)."""

@@ -82,6 +82,13 @@ def test_a_card_that_does_not_match_is_refused(tmp_path: Path) -> None:
     (tmp_path / "glyph_reader.json").write_text(json.dumps({**card, "ink": ["d12"]}))
     with pytest.raises(GlyphModelError, match="ink names kinds"):
         GlyphReader(tmp_path)
+    (tmp_path / "glyph_reader.json").write_text(json.dumps({**card, "share": "wide"}))
+    with pytest.raises(GlyphModelError, match=r"glyph_reader\.json"):
+        GlyphReader(tmp_path)
+    (tmp_path / "glyph_reader.json").write_text(json.dumps(card))
+    (tmp_path / "glyph_reader.onnx").write_bytes(b"not a network")
+    with pytest.raises(GlyphModelError, match="cannot load"):
+        GlyphReader(tmp_path)
 
 
 @pytest.mark.parametrize("kind", ["d20", "d10", "d10t", "d6n"])

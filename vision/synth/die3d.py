@@ -266,10 +266,10 @@ class SolidDrawing:
     face: int  #: the printed value of the face most squarely toward the camera
     next_face: int  #: the value of the next most squarely toward it (a cocked die's other face)
     tilt: float  #: degrees between ``face``'s normal and the line to the lens
-    face_at: tuple[float, float] = (0.0, 0.0)  #: ``face``'s numeral centre in patch px
+    face_at: tuple[float, float]  #: ``face``'s numeral centre in patch px
     #: the turn (degrees, counter-clockwise as ``cv2.getRotationMatrix2D`` turns) that stands
     #: ``face``'s numeral upright: what the glyph reader searches for, known here for training
-    upright: float = 0.0
+    upright: float
 
 
 def render_solid(

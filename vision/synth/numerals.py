@@ -50,7 +50,6 @@ __all__ = [
     "NumeralStyle",
     "TopFace",
     "TrayDie",
-    "draw_die",
     "label_kind",
     "random_look",
     "render_crop",
@@ -185,23 +184,6 @@ def random_look(
     )
 
 
-def draw_die(
-    kind: str,
-    face: int,
-    side: int,
-    look: DieLook,
-    rng: np.random.Generator,
-    *,
-    tilt: float = 25.0,
-    cocked: bool = False,
-    light: np.ndarray | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """One die of ``kind`` with ``face`` toward the camera: ``(BGR patch, alpha mask)`` (:mod:`.die3d`)."""
-    _check(kind, face)
-    drawn = render_solid(kind, face, side, look, rng, tilt=tilt, cocked=cocked, light=light)
-    return drawn.patch, drawn.mask
-
-
 def _outline(mask: np.ndarray, centre: tuple[float, float], angle: float) -> np.ndarray:
     """The die's silhouette hull in canvas px, placed as :func:`.render._paste` places the patch.
 
@@ -290,7 +272,6 @@ def render_tray_tops(
     for spec, s, c in zip(specs, sides, centres, strict=True):
         look = random_look(rng, spec.colour, spec.material, style)
         side = max(8, round(s))
-        _check(spec.kind, spec.face)
         drawn = render_solid(
             spec.kind, spec.face, side, look, rng, tilt=style.tilt, cocked=spec.cocked, light=light_dir
         )

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import cv2
 
-from ..glyphs import INK_KINDS, GlyphReader
+from ..glyphs import GlyphModelError, GlyphReader
 from ..intervals import binomial_bounds
 from ..splits import background_of, d20_split, d20_splits
 from .single_die_box import boxes_for
@@ -82,22 +82,21 @@ def main(argv: list[str] | None = None) -> int:
     boxes = boxes_for(folder)
     splits = d20_splits((r["image"], r["dice"][0]["face"]) for r in rows)
     reader = GlyphReader(a.models)
-    if a.share is not None:
-        reader.share = a.share
-    if a.step is not None:
-        reader.step = a.step
-    if a.offset is not None:
-        reader.offset = a.offset
-    if a.ink_kind_confidence is not None:
-        if not 0.0 <= a.ink_kind_confidence <= 1.0:
-            p.error("--ink-kind-confidence must be in [0, 1]")
-        reader.ink_kind_confidence = a.ink_kind_confidence
-    if a.coarse is not None:
-        reader.coarse = a.coarse == "on"
-    if a.ink is not None:
-        reader.ink = tuple(k for k in a.ink.split(",") if k and k != "none")
-        if not set(reader.ink) <= INK_KINDS:
-            p.error(f"--ink takes kinds of {sorted(INK_KINDS)} or none")
+    try:  # the reader's own setters refuse a nonsense value, in the card's words
+        if a.share is not None:
+            reader.share = a.share
+        if a.step is not None:
+            reader.step = a.step
+        if a.offset is not None:
+            reader.offset = a.offset
+        if a.ink_kind_confidence is not None:
+            reader.ink_kind_confidence = a.ink_kind_confidence
+        if a.coarse is not None:
+            reader.coarse = a.coarse == "on"
+        if a.ink is not None:
+            reader.ink = tuple(k for k in a.ink.split(",") if k and k != "none")
+    except GlyphModelError as exc:
+        p.error(str(exc))
     wanted = ("train", "val") if a.split == "dev" else (a.split,)
     top1 = sure_right = sure_wrong = n = 0
     scored: list[tuple[float, bool]] = []

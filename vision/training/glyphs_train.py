@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..glyphs import GLYPH_INPUT, TEXTS, glyph_blob
+from .numerals_model import conv_block
 from .numerals_model import export as export_grey_net
 
 __all__ = ["export", "make_model", "train"]
@@ -29,13 +30,7 @@ def make_model() -> Any:
     import torch
     from torch import nn
 
-    def block(cin: int, cout: int, k: int = 3, stride: int = 1) -> list[nn.Module]:
-        return [
-            nn.Conv2d(cin, cout, k, stride, k // 2, bias=False),
-            nn.BatchNorm2d(cout),
-            nn.ReLU(inplace=True),
-        ]
-
+    block = conv_block
     torch.manual_seed(0)
     return nn.Sequential(
         *block(1, 32, 5, 2),

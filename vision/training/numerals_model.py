@@ -15,7 +15,18 @@ from typing import Any
 
 from ..numerals import INPUT, class_names
 
-__all__ = ["export", "make_model"]
+__all__ = ["conv_block", "export", "make_model"]
+
+
+def conv_block(cin: int, cout: int, k: int = 3, stride: int = 1) -> list[Any]:
+    """Convolution (same padding, no bias), batch norm, ReLU: the unit both grey networks stack."""
+    from torch import nn
+
+    return [
+        nn.Conv2d(cin, cout, k, stride, k // 2, bias=False),
+        nn.BatchNorm2d(cout),
+        nn.ReLU(inplace=True),
+    ]
 
 
 def make_model(classes: int | None = None) -> Any:
@@ -24,14 +35,7 @@ def make_model(classes: int | None = None) -> Any:
     from torch import nn
 
     n = classes or len(class_names())
-
-    def block(cin: int, cout: int, k: int = 3, stride: int = 1) -> list[nn.Module]:
-        return [
-            nn.Conv2d(cin, cout, k, stride, k // 2, bias=False),
-            nn.BatchNorm2d(cout),
-            nn.ReLU(inplace=True),
-        ]
-
+    block = conv_block
     torch.manual_seed(0)
     return nn.Sequential(
         *block(1, 24, 5, 2),
