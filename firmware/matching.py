@@ -2,7 +2,10 @@
 
 Why never from faces: a rule that picks which die answers a slot, or which reading counts, by
 looking at what the dice show would bias the results (``docs/tower.md``). Everything here sees
-kinds, colours and places in the photo, and nothing else.
+kinds, colours and places in the photo, and nothing else. Which die is the wild (tens, units)
+die is :func:`dicetower.vision.identity.identify`'s answer over the whole loaded tray: each
+kind's dice paired with the loaded dice at the least colour difference, so a pale red wild die
+the reader names white is still the wild die when every other d6 is white.
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..rules.source import DieSlot, Role
-from ..vision.reading import Reading, ReadStatus
+from ..vision.identity import identify
+from ..vision.reading import DieReading, Reading, ReadStatus
 from .config import DiceSet, TrayDie
 from .errors import TrayKindError
 from .records import FailureReason, SlotAnswer
@@ -23,6 +27,7 @@ __all__ = [
     "needs_role_die",
     "plan_rounds",
     "reading_problem",
+    "role_dice",
     "slot_json",
 ]
 
@@ -127,17 +132,36 @@ def reading_problem(
     if unreadable:
         why = ", ".join(sorted({(d.reason.value if d.reason else "unreadable") for d in unreadable}))
         return FailureReason.UNREADABLE, f"{len(unreadable)} unreadable ({why})"
+    found = role_dice(dice, tray)
     for role in sorted(roles_now):
         die = dice_config.role_die(role)
         if die is None:
             continue
-        seen = [d for d in dice if d.colour == die.colour and d.kind == die.kind]
-        if len(seen) != 1:
+        named = sum(d.kind == die.kind and d.colour == die.colour for d in dice)
+        if found.get(role) is None or named > 1:
+            seen = named if named > 1 else 0
             return (
                 FailureReason.ROLE_DIE_MISSING,
-                f"the {role} die ({die.colour} {die.kind}) was seen {len(seen)} times, not once",
+                f"the {role} die ({die.colour} {die.kind}) was seen {seen} times, not once",
             )
     return None
+
+
+def role_dice(dice: Sequence[DieReading], tray: Sequence[TrayDie]) -> dict[str, int]:
+    """The index among ``dice`` of each role's die (wild, tens, units) that was found.
+
+    Every loaded die takes part (plain ones as ``plain#k``), so a plain die of a colour near the
+    role's is paired with its own kind and colour first; a role die whose colour no read die is
+    near (:data:`~dicetower.vision.identity.NEAR_DELTA_E`) is missing from the answer.
+    """
+    dice_set = {
+        (d.role if d.role != "plain" else f"plain#{k}"): (d.kind, d.colour) for k, d in enumerate(tray)
+    }
+    return {
+        ident.name: ident.index
+        for ident in identify(dice, dice_set)
+        if ident.name is not None and not ident.name.startswith("plain#")
+    }
 
 
 def match_slots(
@@ -150,19 +174,15 @@ def match_slots(
     order = sorted(range(len(dice)), key=lambda i: (dice[i].centre[0], dice[i].centre[1]))
     used: set[int] = set()
     out: dict[int, SlotAnswer] = {}
-    role_colour = {d.role: d for d in tray if d.role != "plain"}
-    # dice told apart by colour for a role the request asks for are kept for that role
-    reserved = set()
-    for role in needed_roles:
-        die = role_colour.get(role)
-        if die is not None:
-            reserved |= {i for i in order if dice[i].colour == die.colour and dice[i].kind == die.kind}
+    found = role_dice(dice, tray)
+    # the dice of the roles the request asks for are kept for those roles
+    reserved = {found[role] for role in needed_roles if role in found}
+    loaded_roles = {d.role for d in tray if d.role != "plain"}
     for s in slots:
-        die = role_colour.get(s.role.value) if needs_role_die(s) else None
-        if die is not None:
-            i = next(
-                i for i in order if i not in used and dice[i].colour == die.colour and dice[i].kind == s.die
-            )
+        if needs_role_die(s) and s.role.value in loaded_roles:
+            i = found.get(s.role.value)
+            if i is None or i in used or dice[i].kind != s.die:
+                raise NoDieForSlot(f"the {s.role.value} die is not in the photo for slot {s.slot}")
             used.add(i)
             out[s.slot] = SlotAnswer.of(s, i, reading)
     for s in slots:

@@ -8,10 +8,20 @@ dropped. Names use OpenCV's HSV ranges (H 0-179, S and V 0-255).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import cv2
 import numpy as np
 
-__all__ = ["COLOUR_NAMES", "body_hsv", "body_hsv_batch", "colour_name", "die_colour", "die_colours"]
+__all__ = [
+    "COLOUR_NAMES",
+    "body_hsv",
+    "body_hsv_batch",
+    "colour_name",
+    "die_colour",
+    "die_colours",
+    "name_distances",
+]
 
 COLOUR_NAMES = (
     "red",
@@ -117,3 +127,36 @@ def die_colour(crop: np.ndarray) -> tuple[str, tuple[int, int, int]]:
 def die_colours(crops: list[np.ndarray]) -> list[tuple[str, tuple[int, int, int]]]:
     """:func:`die_colour` for a frame's crops in one vectorised pass."""
     return [(colour_name(hsv, spread), hsv) for hsv, spread in body_hsv_batch(crops)]
+
+
+#: Levels per BGR channel of the colour grid :func:`name_distances` measures against.
+_GRID_LEVELS = 32
+
+
+@lru_cache(maxsize=1)
+def _named_grid() -> dict[str, np.ndarray]:
+    """Lab (float32, ``(n, 3)``) of a BGR grid's colours, grouped by the name :func:`colour_name` gives."""
+    levels = np.linspace(0, 255, _GRID_LEVELS).round().astype(np.uint8)
+    bgr = np.stack(np.meshgrid(levels, levels, levels, indexing="ij"), axis=-1).reshape(-1, 1, 3)
+    hsv = cv2.cvtColor(bgr, cv2.COLOR_BGR2HSV).reshape(-1, 3)
+    lab = cv2.cvtColor(bgr.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab).reshape(-1, 3)
+    names = np.array([colour_name((int(h), int(s), int(v))) for h, s, v in hsv])
+    return {name: lab[names == name] for name in COLOUR_NAMES if (names == name).any()}
+
+
+def name_distances(hsv: tuple[int, int, int]) -> dict[str, float]:
+    """How far (CIE76 delta E) an OpenCV HSV colour is from being given each colour name.
+
+    Why: a name is a band of colours, and a die near a band's edge (a pale red die, a light
+    grey one) is named the neighbouring colour under a slightly different light. The distance
+    to the nearest colour of a ``32^3`` BGR grid that bears the name says how near: 0 up to the
+    grid's step (~4) for the die's own name, small for the neighbouring name, large for the
+    rest. ``translucent`` depends on a body's spread, not its colour, and is left out.
+    """
+    h, s, v = (int(np.clip(c, 0, 255)) for c in hsv)
+    pix = np.array([[[min(h, 179), s, v]]], np.uint8)
+    bgr = cv2.cvtColor(pix, cv2.COLOR_HSV2BGR).astype(np.float32) / 255.0
+    lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2Lab).reshape(3)
+    return {
+        name: float(np.sqrt(((grid - lab) ** 2).sum(axis=1)).min()) for name, grid in _named_grid().items()
+    }

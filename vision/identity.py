@@ -11,7 +11,14 @@ this module matches every read die to one name of that set, or to none.
   median back to it white-balance each die crop before its colour is named
   (:func:`white_balance_gains`). Names are :mod:`.colour`'s, hue only: a translucent blue die is
   ``blue`` here.
-- **Kind** is the reading's (``d6`` for pip and numeral d6, ``d10``, ``d10t``, ``d20``).
+- **Kind** is the reading's (``d6`` for pip and numeral d6, ``d10``, ``d10t``, ``d20``); a set's
+  ``d6n`` is a ``d6``.
+- **Names are bands, dice sit near their edges.** A pale red die under a cool light is named
+  white; a light grey one, white. So each kind's read dice and configured dice are paired at the
+  least total colour difference (:func:`assign`): a die named its configured colour costs 0, a
+  die :data:`NEAR_DELTA_E` or nearer to a configured colour's band (:func:`~.colour.name_distances`)
+  costs that distance, and farther is no pairing at all. A white die is never a missing red die's
+  stand-in; a pale red one is the wild die when the white die is the skill die.
 - **Two of one kind and colour** are told apart only by position: the configured names of that
   (kind, colour), in the set's order, go to those dice from left to right (by box centre). A die
   with no configured name left is ``None`` (it matches none), and so is a die that is unreadable.
@@ -24,17 +31,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .colour import body_hsv_batch, colour_name
+from .colour import body_hsv_batch, colour_name, name_distances
 from .pips import crop_die
 from .reading import DieReading, ReadStatus
 
-__all__ = ["DiceSetError", "Identified", "balance", "identify", "white_balance_gains"]
+__all__ = [
+    "NEAR_DELTA_E",
+    "DiceSetError",
+    "Identified",
+    "assign",
+    "balance",
+    "identify",
+    "white_balance_gains",
+]
 
 #: A dice set larger than this is refused (bounds the matching work and config mistakes).
 MAX_SET = 64
 #: Gains are clamped to this range: a reference that is no tray (a hand over the camera) must
 #: not turn every die a wild colour.
 GAIN_RANGE = (0.4, 2.5)
+#: A die left unmatched by its colour's name takes a configured name whose colour it is this
+#: near (CIE76 delta E to the nearest colour of that name, :func:`~.colour.name_distances`).
+NEAR_DELTA_E = 15.0
+#: A pairing the colours forbid; and the weight of the left-to-right tie-break (far below any
+#: colour difference).
+_FORBIDDEN = 1e9
+_TIE = 1e-6
 
 
 class DiceSetError(ValueError):
@@ -102,17 +124,78 @@ def identify(
     if frame is not None and dice:
         gains = white_balance_gains(reference, tray_colour)
         crops = [balance(crop_die(frame, d.box, size=32), gains) for d in dice]
-        colours = [colour_name(hsv) for hsv, _spread in body_hsv_batch(crops)]
+        hsvs = [hsv for hsv, _spread in body_hsv_batch(crops)]
+        colours = [colour_name(hsv) for hsv in hsvs]
     else:
-        colours = [colour_name(d.hsv) for d in dice]
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, d in enumerate(dice):
-        if d.status is ReadStatus.READ:
-            groups.setdefault((d.kind, colours[i]), []).append(i)
+        hsvs = [d.hsv for d in dice]
+        colours = [colour_name(hsv) for hsv in hsvs]
+    readable = [i for i, d in enumerate(dice) if d.status is ReadStatus.READ]
     names: dict[int, str] = {}
-    for key, members in groups.items():
-        wanted = [name for name, kind, colour in entries if (kind, colour) == key]
-        ordered = sorted(members, key=lambda i: (dice[i].centre[0], dice[i].centre[1]))
-        for i, name in zip(ordered, wanted, strict=False):
-            names[i] = name
+    for kind in {_kind(dice[i].kind) for i in readable}:
+        members = _left_to_right(dice, [i for i in readable if _kind(dice[i].kind) == kind])
+        wanted = [(name, colour) for name, k, colour in entries if _kind(k) == kind]
+        if not wanted:
+            continue
+        cost = np.full((len(members), len(wanted)), _FORBIDDEN)
+        for r, i in enumerate(members):
+            near = name_distances(hsvs[i])
+            for c, (_name, colour) in enumerate(wanted):
+                d = 0.0 if colour == colours[i] else near.get(colour, np.inf)
+                if d <= NEAR_DELTA_E:
+                    # the tie-break keeps dice of one kind and colour in the set's order left to right
+                    cost[r, c] = d + _TIE * (r - c) ** 2
+        for r, c in assign(cost):
+            if cost[r, c] < _FORBIDDEN:
+                names[members[r]] = wanted[c][0]
     return [Identified(i, names.get(i), d.kind, colours[i]) for i, d in enumerate(dice)]
+
+
+def assign(cost: np.ndarray) -> list[tuple[int, int]]:
+    """The rows and columns paired at least total ``cost`` (every row of the smaller side paired).
+
+    The Hungarian method (Kuhn-Munkres, potentials form) in O(n^2 m): a tray's dice and its
+    configured set are small (:data:`MAX_SET`), so this plain loop is fast enough.
+    """
+    rows, cols = cost.shape
+    if rows == 0 or cols == 0:
+        return []
+    if rows > cols:
+        return [(r, c) for c, r in assign(cost.T)]
+    inf = float("inf")
+    u, v = [0.0] * (rows + 1), [0.0] * (cols + 1)
+    match = [0] * (cols + 1)  # match[column] = row (1-based; 0: free)
+    way = [0] * (cols + 1)
+    for r in range(1, rows + 1):
+        match[0], c0 = r, 0
+        least, used = [inf] * (cols + 1), [False] * (cols + 1)
+        while match[c0] != 0:
+            used[c0] = True
+            r0, delta, c1 = match[c0], inf, 0
+            for c in range(1, cols + 1):
+                if not used[c]:
+                    cur = float(cost[r0 - 1, c - 1]) - u[r0] - v[c]
+                    if cur < least[c]:
+                        least[c], way[c] = cur, c0
+                    if least[c] < delta:
+                        delta, c1 = least[c], c
+            for c in range(cols + 1):
+                if used[c]:
+                    u[match[c]] += delta
+                    v[c] -= delta
+                else:
+                    least[c] -= delta
+            c0 = c1
+        while c0:
+            c1 = way[c0]
+            match[c0] = match[c1]
+            c0 = c1
+    return sorted((match[c] - 1, c - 1) for c in range(1, cols + 1) if match[c])
+
+
+def _kind(kind: str) -> str:
+    """A numeral d6 reads as ``d6`` (the manifest's kind), so a set's ``d6n`` is a ``d6`` here."""
+    return "d6" if kind == "d6n" else kind
+
+
+def _left_to_right(dice: Sequence[DieReading], members: list[int]) -> list[int]:
+    return sorted(members, key=lambda i: (dice[i].centre[0], dice[i].centre[1]))

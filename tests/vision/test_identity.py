@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
-from dicetower.vision.identity import DiceSetError, identify, white_balance_gains
+from dicetower.vision.identity import DiceSetError, assign, identify, white_balance_gains
 from dicetower.vision.reading import DieReading, ReadStatus, UnreadableReason
 from dicetower.vision.synth.numerals import NumeralStyle, TrayDie, render_tray
 
@@ -79,3 +81,45 @@ def test_unconfigured_and_unreadable_dice_match_none() -> None:
 def test_bad_dice_sets_are_refused(bad: dict) -> None:
     with pytest.raises(DiceSetError):
         identify([], bad)
+
+
+def _die(x: float, hsv: tuple[int, int, int], kind: str = "d6") -> DieReading:
+    return DieReading(box=(x, 10.0, 20.0, 20.0), kind=kind, face=3, hsv=hsv)
+
+
+PALE_RED = (175, 70, 235)  # named white: pale and bright, yet a few delta E from red
+WHITE = (0, 10, 240)
+
+
+def test_a_die_near_its_configured_colour_is_still_found() -> None:
+    """A pale red wild die named white is the wild die when the white die is the skill die."""
+    dice = [_die(10, WHITE), _die(60, PALE_RED)]
+    got = identify(dice, {"wild": ("d6", "red"), "skill": ("d6", "white")})
+    assert [g.colour for g in got] == ["white", "white"]
+    assert [g.name for g in got] == ["skill", "wild"]
+
+
+def test_a_die_far_from_every_configured_colour_matches_none() -> None:
+    """A white die is no red die's stand-in, even when the red one is missing."""
+    got = identify([_die(10, WHITE)], {"wild": ("d6", "red")})
+    assert got[0].name is None
+
+
+def test_a_numeral_d6_in_the_set_is_a_d6_of_the_reading() -> None:
+    got = identify([_die(10, (0, 220, 200))], {"wild": ("d6n", "red")})
+    assert got[0].name == "wild"
+
+
+def test_assign_pairs_at_least_total_cost() -> None:
+    """The pairing's total is the least of every pairing (brute force on small matrices)."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        n, m = (int(v) for v in rng.integers(1, 6, 2))
+        cost = rng.random((n, m))
+        got = assign(cost)
+        assert len(got) == min(n, m) and len({r for r, _ in got}) == len({c for _, c in got}) == len(got)
+        if n <= m:
+            best = min(sum(cost[r, p[r]] for r in range(n)) for p in itertools.permutations(range(m), n))
+        else:
+            best = min(sum(cost[p[c], c] for c in range(m)) for p in itertools.permutations(range(n), m))
+        assert sum(cost[r, c] for r, c in got) == pytest.approx(best)

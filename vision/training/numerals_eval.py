@@ -186,6 +186,10 @@ def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -
     return {"figure": "renders", "seed": seed0, "what": "renders (not real photos)", "per_kind": out}
 
 
+def _read_kind(kind: str) -> str:
+    return "d6" if kind == "d6n" else kind
+
+
 def _tray_dice(rng: np.random.Generator) -> list[TrayDie]:
     kinds = list(KINDS) + [str(k) for k in rng.choice(KINDS, int(rng.integers(0, 4)))]
     colours = list(NUMERAL_COLOURS)
@@ -217,11 +221,12 @@ def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) ->
             reading = reader.read(frame, ref)
             matched, extra = match_dice(boxes, [r.centres for r in reading.dice])
             c["extra"] += len(extra)
-            keyed = Counter((d.kind, d.colour) for d in dice)
+            # a numeral d6 reads as a d6: a d6 and a d6n of one colour are told apart by place only
+            keyed = Counter((_read_kind(d.kind), d.colour) for d in dice)
             dice_set = {
                 f"die{i}": (labels[i].die, d.colour)
                 for i, d in enumerate(dice)
-                if keyed[(d.kind, d.colour)] == 1
+                if keyed[(_read_kind(d.kind), d.colour)] == 1
             }
             read_dice = list(reading.dice)
             ids = identify(read_dice, dice_set, frame, ref, tray_colour=tray)
