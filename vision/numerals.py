@@ -92,6 +92,9 @@ class KindRead:
     kind_confidence: float
     confidence: float  #: the face class's probability
     reason: UnreadableReason | None = None
+    #: with ``kind`` unsure: the likeliest numeral kind when the numeral kinds together are sure
+    #: (``reason`` ``kind_unsure``: surely no pip d6, so the pip reader must not read it)
+    guess: str | None = None
 
     @property
     def manifest_kind(self) -> str | None:
@@ -184,6 +187,11 @@ class NumeralReader:
         kind = max(kinds, key=kinds.__getitem__)
         kind_p = kinds[kind]
         if kind == "none" or kind_p < self.kind_threshold:
+            numeral = [k for k in NUMERAL_KINDS if k in OVERRIDING_KINDS]
+            numeral_p = sum(kinds[k] for k in numeral)
+            if numeral_p >= self.kind_threshold:
+                guess = max(numeral, key=kinds.__getitem__)
+                return KindRead(None, None, numeral_p, 0.0, UnreadableReason.KIND_UNSURE, guess)
             return KindRead(None, None, kind_p, 0.0, UnreadableReason.LOW_CONFIDENCE)
         idx = _KIND_INDEX[kind]
         best = int(idx[int(np.argmax(probs[idx]))])
@@ -211,8 +219,21 @@ def with_kind(die: DieReading, read: KindRead) -> DieReading:
     """``die`` (read as a pip d6) with the numeral reader's kind and face, when it names another kind.
 
     A numeral kind read surely with an unsure face is unreadable (``low_confidence``) under its
-    kind; anything else leaves ``die`` as the pip reader read it.
+    kind. A die the network is sure has numerals but not which kind (a d10t it half takes for a
+    d10) is unreadable (``kind_unsure``) under its likeliest kind: the pip reader, left to it,
+    reads a numeral die as a pip d6 with a face, surely and wrongly. Anything else leaves ``die``
+    as the pip reader read it.
     """
+    if read.kind is None and read.reason is UnreadableReason.KIND_UNSURE and read.guess is not None:
+        return replace(
+            die,
+            kind="d6" if read.guess == "d6n" else read.guess,
+            face=None,
+            status=ReadStatus.UNREADABLE,
+            reason=UnreadableReason.KIND_UNSURE,
+            confidence=read.kind_confidence,
+            face_centre=None,
+        )
     if read.kind not in OVERRIDING_KINDS:
         return die
     kind = read.manifest_kind or die.kind

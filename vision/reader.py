@@ -251,9 +251,12 @@ class FrameReader:
             zip(need, self.faces.read_crops(need_crops, greys, view.view), strict=True)
         )
         kinds: dict[int, KindRead] = {}
+        unsure_kinds: dict[int, KindRead] = {}  # surely numeral dice of an unsure kind
         if self.numerals is not None and need:
             numeral_reads = self.numerals.read_crops(self.numerals.crops(frame, [cands[i].box for i in need]))
             kinds = {i: k for i, k in zip(need, numeral_reads, strict=True) if k.kind in OVERRIDING_KINDS}
+            unsure = UnreadableReason.KIND_UNSURE
+            unsure_kinds = {i: k for i, k in zip(need, numeral_reads, strict=True) if k.reason is unsure}
             if self.glyphs is not None and kinds:
                 ids = list(kinds)
                 glyph_reads = self.glyphs.read(
@@ -303,7 +306,8 @@ class FrameReader:
                 contour=cands[i].contour,
                 face_centre=centre,
             )
-            out.append(with_kind(die, kinds[i]) if i in kinds else die)
+            read = kinds.get(i) or unsure_kinds.get(i)
+            out.append(with_kind(die, read) if read is not None else die)
         return out, {
             "read": (t1 - t0) * 1000.0,
             "colour": (t2 - t1) * 1000.0,

@@ -28,6 +28,7 @@ class UnreadableReason(StrEnum):
     CUT_OFF = "cut_off"  #: partly outside the frame
     LOW_CONFIDENCE = "low_confidence"  #: the reader is not sure enough
     TOO_SMALL = "too_small"  #: too few pixels to see the face
+    KIND_UNSURE = "kind_unsure"  #: a numeral die, but which kind (d6n, d10, d10t, d20) is unsure
 
 
 class FrameStatus(StrEnum):

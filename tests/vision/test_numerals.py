@@ -48,9 +48,18 @@ def test_sure_kind_and_face_is_read(numerals: NumeralReader) -> None:
     assert (r.kind, r.face, r.reason) == ("d20", 17, None)
 
 
-def test_kind_split_between_two_kinds_is_unreadable(numerals: NumeralReader) -> None:
-    r = numerals.decide(_probs(d20_6=0.5, d10_6=0.5))
-    assert r.kind is None and r.face is None and r.reason is UnreadableReason.LOW_CONFIDENCE
+def test_kind_split_between_two_numeral_kinds_is_kind_unsure(numerals: NumeralReader) -> None:
+    """Surely numerals, unsure which kind: the pip reader must not have it (``kind_unsure``)."""
+    r = numerals.decide(_probs(d20_6=0.45, d10_6=0.55))
+    assert r.kind is None and r.face is None and r.reason is UnreadableReason.KIND_UNSURE
+    assert r.guess == "d10" and r.kind_confidence > 0.99
+
+
+def test_kind_split_with_the_pip_d6_is_left_to_the_pip_reader(numerals: NumeralReader) -> None:
+    r = numerals.decide(_probs(d6_4=0.5, d10_6=0.5))
+    assert r.kind is None and r.reason is UnreadableReason.LOW_CONFIDENCE and r.guess is None
+    die = DieReading(box=(0, 0, 10, 10), kind="d6", face=4, confidence=0.99)
+    assert with_kind(die, r) == die
 
 
 def test_sure_kind_unsure_face_keeps_the_kind(numerals: NumeralReader) -> None:
@@ -67,6 +76,9 @@ def test_with_kind_leaves_pip_d6_to_the_pip_reader() -> None:
     assert (numeral_d6.kind, numeral_d6.face) == ("d6", 6)
     unsure = with_kind(die, KindRead("d10", None, 0.99, 0.4, UnreadableReason.LOW_CONFIDENCE))
     assert unsure.kind == "d10" and unsure.face is None and unsure.status is ReadStatus.UNREADABLE
+    kindless = with_kind(die, KindRead(None, None, 0.98, 0.0, UnreadableReason.KIND_UNSURE, "d10t"))
+    assert (kindless.kind, kindless.face, kindless.status) == ("d10t", None, ReadStatus.UNREADABLE)
+    assert kindless.reason is UnreadableReason.KIND_UNSURE
 
 
 @pytest.mark.parametrize("kind", ["d6n", "d10", "d10t", "d20"])
