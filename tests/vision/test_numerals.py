@@ -141,3 +141,16 @@ def test_the_trainer_refuses_an_unknown_kind(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit):
         main(["--kinds", "d20,d8", "--data", "/nonexistent"])
     assert "--kinds: d8 not among" in capsys.readouterr().err
+
+
+def test_the_renders_eval_reports_rejects_per_face(numerals: NumeralReader) -> None:
+    """Every kind's figure carries its per-face reject rates and their ratio, as the d6 eval does."""
+    from dicetower.vision.training.numerals_eval import eval_renders
+
+    out = eval_renders(4, None)["per_kind"]
+    for kind in KINDS:
+        rates = out[kind]["per_face_reject_rate"]
+        assert list(rates) == [str(f) for f in FACES[kind][:4]]
+        assert out[kind]["reject_ratio"] >= 1.0 and 0.0 <= out[kind]["reject_bias_p"] <= 1.0
+        unread = round(sum(rates.values()) / len(rates), 5)
+        assert out[kind]["unreadable"] == pytest.approx(unread)

@@ -25,11 +25,12 @@ import argparse
 import json
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 
-from ..evaluate import FolderReport, evaluate_folder, match_dice, select_entries
+from ..evaluate import FolderReport, evaluate_folder, match_dice, reject_bias_p, reject_ratio, select_entries
 from ..glyphs import GlyphReader
 from ..identity import identify
 from ..intervals import binomial_bounds
@@ -176,12 +177,23 @@ def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -
         unread = sum(r.face is None for r in reads)
         kind_right = sum(r.kind == kind for r in reads if r.kind is not None)
         kind_read = sum(r.kind is not None for r in reads)
+        per_face: dict[str, dict[str, Any]] = {}
+        for r, f in zip(reads, truth, strict=True):
+            c = per_face.setdefault(str(f), {"dice": 0, "rejected": 0})
+            c["dice"] += 1
+            c["rejected"] += r.face is None
+        for c in per_face.values():
+            c["reject_rate"] = round(c["rejected"] / c["dice"], 5)
         out[kind] = {
             "n": n_per_kind,
             "right": _rate(right, n_per_kind),
             "wrong": _rate(n_per_kind - right - unread, n_per_kind),
             "unreadable": round(unread / n_per_kind, 5),
             "kind_right_of_read": _rate(kind_right, kind_read),
+            # as for d6: whether rejects depend on the face (a face-biased reader biases the rolls)
+            "per_face_reject_rate": {f: c["reject_rate"] for f, c in per_face.items()},
+            "reject_ratio": round(reject_ratio(per_face), 3),
+            "reject_bias_p": round(reject_bias_p(per_face), 3),
         }
     return {"figure": "renders", "seed": seed0, "what": "renders (not real photos)", "per_kind": out}
 
