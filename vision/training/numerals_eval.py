@@ -1,6 +1,6 @@
-"""Measure the numeral reader: real d20 photos, held-out renders per kind, mixed rendered trays.
+"""Measure the numeral reader: real d20 photos, held-out renders per kind, mixed rendered trays, real kinds.
 
-Three figures, each printed as one JSON line (BENCHMARKS.md ``## Numerals`` quotes them):
+Each figure is printed as one JSON line (BENCHMARKS.md ``## Numerals`` quotes them):
 
 - ``d20``: ``rsandrini-d20`` (real photos) on the held-back videos of ``splits.d20_splits``
   (``--split test``, read once per shipped model; ``val`` while developing), read by the full
@@ -16,7 +16,11 @@ Three figures, each printed as one JSON line (BENCHMARKS.md ``## Numerals`` quot
   d10, d10t, d20; several colours; a touching pair in every other tray) read by the FrameReader
   from the detector's boxes and, separately, from the labelled boxes: kinds right among dice the
   reader read, and identities (:func:`~dicetower.vision.identity.identify`) right for dice whose
-  kind and colour no other die of the tray shares.
+  kind and colour no other die of the tray shares;
+- ``kinds``: ``lurig-kinds`` (real photos, one die each, labelled by kind only; ``splits.split_of``)
+  read by the full frame reader with the numeral reader on: what each located die was read as,
+  per labelled kind. A d10 should read as a d10 (its face is not labelled); a d4, d8 or d12 is a
+  die the tower does not read, so any die read there is a wrong read.
 """
 
 from __future__ import annotations
@@ -43,7 +47,39 @@ from ..synth.numerals import FACES, KINDS, NUMERAL_COLOURS, NumeralStyle, TrayDi
 from ..synth.render import TRAY_COLOURS
 from .numerals_data import TEST_SEED, TRAIN_SEED, VAL_SEED
 
-__all__ = ["eval_d20", "eval_renders", "eval_trays", "main"]
+__all__ = ["eval_d20", "eval_kinds", "eval_renders", "eval_trays", "main"]
+
+
+def eval_kinds(folder: Path, split: str, models: Path | None) -> dict:
+    """``lurig-kinds`` photos of ``split`` read by the whole frame reader (module docstring)."""
+    from ..splits import split_of
+
+    reader = open_reader(models, numerals=True)
+    rows = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
+    seen: dict[str, Counter[str]] = {}
+    for r in rows:
+        if split_of(folder.name, r["image"]) != split:
+            continue
+        frame = cv2.imread(str(folder / r["image"]))
+        if frame is None:
+            continue
+        c = seen.setdefault(r["dice"][0]["die"], Counter())
+        c["photos"] += 1
+        dice = reader.read(frame).dice
+        c["no die found"] += not dice
+        for d in dice:
+            c[f"read {d.kind}" if d.status is ReadStatus.READ else f"unreadable {d.reason}"] += 1
+    out: dict[str, Any] = {}
+    for kind, c in sorted(seen.items()):
+        read = sum(v for k, v in c.items() if k.startswith("read "))
+        right = c["read d10"] if kind == "d10" else 0
+        photos_read = c["photos"] - c["no die found"]
+        out[kind] = {
+            **dict(sorted(c.items())),
+            "dice read, kind right": _rate(right, read),
+            "wrong reads per photo": round((read - right) / max(photos_read, 1), 5),
+        }
+    return {"figure": "kinds", "dataset": "lurig-kinds (real photos)", "split": split, "per_kind": out}
 
 
 def _rate(k: int, n: int) -> dict[str, float]:
@@ -274,7 +310,7 @@ _RENDER_SEEDS = {"train": TRAIN_SEED, "val": VAL_SEED, "test": TEST_SEED}
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    p.add_argument("what", choices=("d20", "d20-boxed", "renders", "trays"))
+    p.add_argument("what", choices=("d20", "d20-boxed", "renders", "trays", "kinds"))
     p.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     p.add_argument("--split", choices=("train", "val", "test"), default="val")
     p.add_argument(
@@ -291,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
         out = eval_d20_boxed(a.datasets / "rsandrini-d20", a.split, a.models)
     elif a.what == "renders":
         out = eval_renders(a.n, a.models, _RENDER_SEEDS[a.split])
+    elif a.what == "kinds":
+        out = eval_kinds(a.datasets / "lurig-kinds", a.split, a.models)
     else:
         out = eval_trays(a.n, a.models, _RENDER_SEEDS[a.split] + 900_000)
     out = {**out, "split": a.split}
