@@ -230,9 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--train", type=int, default=80000)
     p.add_argument("--val", type=int, default=4000)
     p.add_argument("--workers", type=int, default=2)
+    p.add_argument(
+        "--fonts",
+        type=Path,
+        default=None,
+        help="a folder of TrueType fonts drawn beside the built-in sans (default: matplotlib's)",
+    )
     a = p.parse_args(argv)
     cv2.setNumThreads(1)
-    fonts = training_fonts()
+    fonts = training_fonts(a.fonts)
     a.out.mkdir(parents=True, exist_ok=True)
     for name, seed0, n in (("train", 10_000_000, a.train), ("val", 20_000_000, a.val)):
         x, y = glyph_samples(seed0, n, fonts, a.workers)
