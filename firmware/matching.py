@@ -138,11 +138,16 @@ def reading_problem(
         if die is None:
             continue
         named = sum(d.kind == die.kind and d.colour == die.colour for d in dice)
-        if found.get(role) is None or named > 1:
-            seen = named if named > 1 else 0
+        if named > 1:
             return (
                 FailureReason.ROLE_DIE_MISSING,
-                f"the {role} die ({die.colour} {die.kind}) was seen {seen} times, not once",
+                f"the {role} die ({die.colour} {die.kind}) was seen {named} times, not once",
+            )
+        if found.get(role) is None:
+            return (
+                FailureReason.ROLE_DIE_MISSING,
+                f"the {role} die ({die.colour} {die.kind}) was not seen: "
+                f"no {die.kind} of a colour near {die.colour}",
             )
     return None
 

@@ -53,9 +53,11 @@ GAIN_RANGE = (0.4, 2.5)
 #: A die left unmatched by its colour's name takes a configured name whose colour it is this
 #: near (CIE76 delta E to the nearest colour of that name, :func:`~.colour.name_distances`).
 NEAR_DELTA_E = 15.0
-#: A pairing the colours forbid; and the weight of the left-to-right tie-break (far below any
+#: The cost of a pairing the colours forbid: more than every allowed pairing of a whole set
+#: together, so the fewest forbidden pairs come first, yet small enough that the potentials keep
+#: the tie-break's precision. And the weight of the left-to-right tie-break (far below any
 #: colour difference).
-_FORBIDDEN = 1e9
+_FORBIDDEN = 10.0 * MAX_SET * NEAR_DELTA_E
 _TIE = 1e-6
 
 

@@ -39,6 +39,7 @@ def test_no_die_near_red_is_a_missing_wild_die() -> None:
     assert role_dice(reading.dice, DICE.dice) == {}
     problem = reading_problem(reading, DICE.dice, DICE, {"wild"})
     assert problem is not None and problem[0] is FailureReason.ROLE_DIE_MISSING
+    assert "was not seen" in problem[1]
     with pytest.raises(NoDieForSlot):
         match_slots([DieSlot(0, "d6", Role.WILD)], reading, DICE.dice, {"wild"})
 
