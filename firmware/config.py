@@ -334,8 +334,12 @@ class DiceSet:
 
     @classmethod
     def parse(cls, table: Mapping[str, Any]) -> DiceSet:
-        from ..rules.faces import PHYSICAL_DICE
         from ..vision.colour import COLOUR_NAMES
+        from ..vision.numerals import NUMERAL_KINDS
+
+        # the kinds the reader reads (a numeral d6 is a d6): a d4, d8 or d12 in the tray would
+        # fail every throw as unreadable, so it is refused here, where the cause is plain
+        readable = tuple(dict.fromkeys("d6" if k == "d6n" else k for k in NUMERAL_KINDS))
 
         dice: list[TrayDie] = []
         for role, value in table.items():
@@ -354,9 +358,9 @@ class DiceSet:
                     raise ConfigError(
                         f"[dice] {role} = {spec!r}: colour {colour!r}; allowed: {', '.join(COLOUR_NAMES)}"
                     )
-                if kind not in PHYSICAL_DICE:
+                if kind not in readable:
                     raise ConfigError(
-                        f"[dice] {role} = {spec!r}: kind {kind!r}; allowed: {', '.join(PHYSICAL_DICE)}"
+                        f"[dice] {role} = {spec!r}: kind {kind!r}; the tower reads {', '.join(readable)}"
                     )
                 if role != "plain" and count != 1:
                     raise ConfigError(f"[dice] {role} = {spec!r}: a {role} die is one die")
