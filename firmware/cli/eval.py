@@ -72,7 +72,8 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--numerals",
         action="store_true",
-        help="also read numeral d6, d10, d10t and d20 (on by itself when --kinds names one of them)",
+        help="also read numeral d6, d10, d10t and d20 "
+        "(on by itself when the labels scored hold a d10, d10t or d20)",
     )
     p.add_argument(
         "--errata",
@@ -113,15 +114,23 @@ def run(args: argparse.Namespace) -> int:
     check_labelled_folders(args.folders, args.errata)
     if args.reader is not None and args.models is not None:
         raise EvalError("--models and --reader cannot be combined: --models sets the built-in reader's files")
+    chosen = []
+    for folder in args.folders:
+        errata = errata_for(folder, args.errata) if args.errata is not None else []
+        entries = select_entries(folder, split=args.split, limit=args.limit, kinds=args.kinds, errata=errata)
+        chosen.append((folder, errata, entries))
+    numeral_kinds = sorted({d.die for _f, _e, entries in chosen for e in entries for d in e.dice} - {"d6"})
+    if args.reader is None and numeral_kinds and not args.numerals:
+        # a folder of d20 photos read as pip d6 would score 0 % for a reason the table does not say
+        held = ", ".join(numeral_kinds)
+        print(f"dicetower: the labels hold {held}: reading with --numerals", file=sys.stderr)
     reader = (
         import_reader(args.reader)
         if args.reader is not None
-        else open_reader(args.models, numerals=args.numerals or any(k != "d6" for k in args.kinds or ()))
+        else open_reader(args.models, numerals=args.numerals or bool(numeral_kinds))
     )
-    for folder in args.folders:
+    for folder, errata, entries in chosen:
         name = folder.resolve().name
-        errata = errata_for(folder, args.errata) if args.errata is not None else []
-        entries = select_entries(folder, split=args.split, limit=args.limit, kinds=args.kinds, errata=errata)
         report = FolderReport(name)
         saved = 0
         progress = Progress(sys.stderr, name, len(entries))

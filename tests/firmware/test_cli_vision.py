@@ -294,3 +294,24 @@ def test_eval_errata_scores_against_corrections_and_says_so(
     assert "the manifest changed" in capsys.readouterr().err
     assert main(["eval", str(folder), "--reader", STANDIN, "--errata", str(tmp_path / "typo")]) == 1
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_eval_reads_numeral_dice_when_the_labels_hold_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of d20 photos is read with kinds on without --numerals, and says so."""
+    from dicetower.vision.synth.numerals import render_crop
+
+    folder = tmp_path / "d20s"
+    (folder / "images").mkdir(parents=True)
+    frame, box = render_crop(3_000_020, "d20", 20)
+    cv2.imwrite(str(folder / "images/a.png"), frame)
+    with (folder / "manifest.jsonl").open("w") as fh:
+        write_manifest_line(fh, "images/a.png", [LabelledDie("d20", 20, tuple(float(v) for v in box))])
+    assert main(["eval", str(folder), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "the labels hold d20: reading with --numerals" in captured.err
+    report = json.loads(captured.out)
+    assert report["missed"] == 0 and report["wrong"] == 0  # the die is found whole, never read as a pip d6
+    assert main(["eval", str(_dataset(tmp_path / "d6s")), "--json", "--reader", STANDIN]) == 0
+    assert "--numerals" not in capsys.readouterr().err
