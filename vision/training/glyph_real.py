@@ -20,17 +20,21 @@ import cv2
 import numpy as np
 
 from ..glyphs import OFF_CENTRE_WEIGHT, TEXTS, GlyphReader, central_crops
-from ..splits import d20_split, d20_splits
+from ..splits import background_of, d20_split, d20_splits
 from .glyph_data import HALF_TURN_ALIKE
 from .single_die_box import boxes_for
 
-__all__ = ["main", "real_upright"]
+__all__ = ["main", "real_upright", "video_of"]
 
 
 def real_upright(
     datasets: Path, reader: GlyphReader, split: str, turns: int, min_p: float, seed: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(x uint8 (n, S, S), y int16 (n,))`` upright real crops of ``split`` (module docstring)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x uint8 (n, S, S), y int16 (n,), video str (n,))`` upright real crops of ``split``.
+
+    ``video`` names each crop's video (``background#face``), for splits by video
+    (:mod:`.glyphs_folds`). Module docstring: how the upright turn is found.
+    """
     folder = datasets / "rsandrini-d20"
     rows = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]
     boxes = boxes_for(folder)
@@ -38,6 +42,7 @@ def real_upright(
     rng = np.random.default_rng(seed)
     xs: list[np.ndarray] = []
     ys: list[int] = []
+    vs: list[str] = []
     angles = np.arange(0.0, 360.0, reader.step)
     for r in rows:
         face = int(r["dice"][0]["face"])
@@ -62,13 +67,21 @@ def real_upright(
             continue
         _p, b, angle = best
         jitter = rng.uniform(-10, 10, turns)
+        video = video_of(r["image"], face)
         xs.append(central_crops(frame, b, angle + jitter, reader.share))
         ys.extend([col] * turns)
+        vs.extend([video] * turns)
         if text not in HALF_TURN_ALIKE:
             xs.append(central_crops(frame, b, np.array([angle + 180.0 + rng.uniform(-30, 30)]), reader.share))
             ys.append(0)
+            vs.append(video)
     x = np.concatenate(xs) if xs else np.zeros((0, 48, 48), np.uint8)
-    return x, np.array(ys, np.int16)
+    return x, np.array(ys, np.int16), np.array(vs, dtype=str)
+
+
+def video_of(relpath: str, face: int) -> str:
+    """The video a ``rsandrini-d20`` photo belongs to: its background and face."""
+    return f"{background_of(relpath)}#{face}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     cv2.setNumThreads(1)
     reader = GlyphReader(a.models)
     a.out.mkdir(parents=True, exist_ok=True)
-    x, y = real_upright(a.datasets, reader, "train", a.turns, a.min_p, seed=30_000_000)
+    x, y, _videos = real_upright(a.datasets, reader, "train", a.turns, a.min_p, seed=30_000_000)
     np.savez(a.out / "train.npz", x=x, y=y)
     print(f"train: {len(y)} real crops, {int((y == 0).sum())} none", flush=True)
     return 0
