@@ -3,7 +3,7 @@
     .venv/bin/python bench/face_centres.py [--dataset matteop65-d6-wood] [--split test]
 
 For every labelled die the shipped reader reads right, the distance from the label's box centre
-to the read die's face centre (``DieReading.face_centre``, from its pips: ``vision/topface.py``)
+to the read die's face centre (``DieReading.face_centre``, from its pips: ``vision/faces/topface.py``)
 and, side by side, to its box centre (the baseline: where the die's outline is), in die sides
 (the read box's longer side), median and 90th percentile over the dice with a face centre.
 ``matteop65-d6-wood`` boxes the pip area of the face, so there the label's centre is the face's
@@ -19,7 +19,7 @@ import statistics
 from pathlib import Path
 
 import cv2
-from dicetower.vision.evaluate import evaluate_folder, select_entries
+from dicetower.vision.eval.evaluate import evaluate_folder, select_entries
 from dicetower.vision.reader import open_reader
 
 __all__ = ["main", "placement"]

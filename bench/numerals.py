@@ -26,9 +26,9 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from dicetower.vision.glyphs import GlyphReader
-from dicetower.vision.numerals import NumeralReader
-from dicetower.vision.pips import D6Reader
+from dicetower.vision.faces.glyphs import GlyphReader
+from dicetower.vision.faces.numerals import NumeralReader
+from dicetower.vision.faces.pips import D6Reader
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.synth.numerals import FACES, KINDS, TrayDie, render_tray
 

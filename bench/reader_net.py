@@ -23,7 +23,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 from dicetower.vision.dnn import load_onnx
-from dicetower.vision.pips import INPUT
+from dicetower.vision.faces.pips import INPUT
 
 __all__ = ["main"]
 

@@ -12,7 +12,7 @@ Both readers see the SAME decoded frames, timed alternately read by read; OpenCV
 one thread (``cv2.setNumThreads(1)``) and each reader is warmed up once before timing
 (model loading is not a per-photo cost). Time is the ``read`` call only, the median over
 photos x repeats. Accuracy columns score each reader's output against the labels with
-the eval matching rule (``dicetower.vision.evaluate``).
+the eval matching rule (``dicetower.vision.eval.evaluate``).
 
 ``--previous REV`` adds a third reader: the same pipeline as of git commit ``REV`` (a
 temporary worktree, run in a worker process, timed by the worker and interleaved read by
@@ -35,8 +35,8 @@ from typing import Any
 
 import cv2
 import numpy as np
-from dicetower.vision.baseline import ClassicReader
-from dicetower.vision.evaluate import FolderReport, score_photo
+from dicetower.vision.eval.baseline import ClassicReader
+from dicetower.vision.eval.evaluate import FolderReport, score_photo
 from dicetower.vision.imageio import load_image
 from dicetower.vision.manifest import ManifestEntry, read_manifest
 from dicetower.vision.reader import open_reader

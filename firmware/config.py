@@ -335,7 +335,7 @@ class DiceSet:
     @classmethod
     def parse(cls, table: Mapping[str, Any]) -> DiceSet:
         from ..vision.colour import COLOUR_NAMES
-        from ..vision.numerals import NUMERAL_KINDS
+        from ..vision.faces.numerals import NUMERAL_KINDS
 
         # the kinds the reader reads (a numeral d6 is a d6): a d4, d8 or d12 in the tray would
         # fail every throw as unreadable, so it is refused here, where the cause is plain

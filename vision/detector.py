@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 
 from .dnn import load_onnx
+from .models import shipped_dir
 
 __all__ = [
     "INPUT_SIZE",
@@ -29,7 +30,7 @@ __all__ = [
 
 INPUT_SIZE = 384  #: the square the model was trained at (the model card's ``input_size`` is what it sees)
 STRIDE = 4  #: heatmap cell size in model pixels
-MODEL_PATH = Path(__file__).resolve().parent / "models" / "detector.onnx"
+MODEL_PATH = shipped_dir() / "detector.onnx"
 #: A small photo is enlarged at most this much: a 128 px crop of one die becomes a ~170 px
 #: die, within the sizes the model was trained on, instead of a 384 px one.
 MAX_UPSCALE = 1.5

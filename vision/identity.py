@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .colour import body_hsv_batch, colour_name, name_distances
-from .pips import crop_die
+from .faces.pips import crop_die
 from .reading import DieReading, ReadStatus
 
 __all__ = [

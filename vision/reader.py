@@ -13,7 +13,7 @@ the edge included (the detector splits touching dice into separate boxes, and th
 trained on crops with neighbours in them); when such a die is then not read confidently, the
 reason given is ``touching`` / ``cut_off`` rather than ``low_confidence``, because that is why.
 A die read with a face also gets the centre of that face where its pips are found
-(``vision.topface``, in the same crops). Boxes and centres are in the given frame's pixels.
+(``vision.faces.topface``, in the same crops). Boxes and centres are in the given frame's pixels.
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ import numpy as np
 from .bodies import body_boxes
 from .colour import die_colours
 from .detector import DieDetector
-from .glyphs import GlyphModelError, GlyphReader, with_glyph
+from .faces.glyphs import GlyphModelError, GlyphReader, with_glyph
+from .faces.numerals import OVERRIDING_KINDS, KindRead, NumeralReader, with_kind
+from .faces.pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
+from .faces.topface import face_centres
 from .identity import balance, white_balance_gains
 from .locate import CUT_MARGIN, DieCandidate, as_bgr, locate_dice, tray_mask
-from .numerals import OVERRIDING_KINDS, KindRead, NumeralReader, with_kind
-from .pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .reading import DiceReader, DieReading, Reading, ReadStatus, UnreadableReason
-from .topface import face_centres
 from .view import FrameView, frame_view
 
 __all__ = [
@@ -373,7 +373,7 @@ class ReaderSpecError(ValueError):
 def import_reader(spec: str) -> DiceReader:
     """The reader ``"package.module:name"`` names, for eval to score beside the product's.
 
-    ``name`` is a class built with no arguments (``dicetower.vision.baseline:ClassicReader``)
+    ``name`` is a class built with no arguments (``dicetower.vision.eval.baseline:ClassicReader``)
     or an object; either way the result must have ``read(frame, reference, tray)``.
     """
     module_name, _, attr = spec.partition(":")

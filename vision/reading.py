@@ -58,7 +58,7 @@ class DieReading:
     colour: str = ""
     hsv: tuple[int, int, int] = (0, 0, 0)
     contour: tuple[tuple[int, int], ...] = ()
-    #: The centre of the face that was read, from its pips (``vision.topface``); ``None`` when
+    #: The centre of the face that was read, from its pips (``vision.faces.topface``); ``None`` when
     #: the pips were not located or the die is unreadable.
     face_centre: tuple[float, float] | None = None
 
@@ -137,7 +137,7 @@ class Reading:
 
 class DiceReader(Protocol):
     """What reads a frame: :class:`dicetower.vision.reader.FrameReader` (``open_reader()``), the
-    classic baseline (:class:`dicetower.vision.baseline.ClassicReader`), or a test's stand-in.
+    classic baseline (:class:`dicetower.vision.eval.baseline.ClassicReader`), or a test's stand-in.
 
     ``frame`` is BGR; ``reference`` a photo of the empty tray in the same light and ``tray`` a
     mask of the tray, both optional. Eval, calibrate, the benchmarks and the CLI take any of them.

@@ -1,6 +1,6 @@
 """``dicetower calibrate DIR [DIR...] --out MODELS``: the reader's thresholds, chosen on your own photos.
 
-The rule and why it exists are in :mod:`dicetower.vision.calibrate`; this module runs it and
+The rule and why it exists are in :mod:`dicetower.vision.eval.calibrate`; this module runs it and
 prints what it chose. The folder it writes is read with ``--models`` (``dicetower eval``,
 ``dicetower read``).
 """
@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...vision.calibrate import (
+from ...vision.detector import DetectorError
+from ...vision.eval.calibrate import (
     CalibrationError,
     calibrate,
     check_out,
@@ -20,10 +21,9 @@ from ...vision.calibrate import (
     read_answers,
     write_card,
 )
-from ...vision.detector import DetectorError
-from ...vision.pips import ReaderModelError
+from ...vision.faces.pips import ReaderModelError
+from ...vision.faces.thresholds import MAX_REJECT, WRONG_COST
 from ...vision.reader import open_reader
-from ...vision.thresholds import MAX_REJECT, WRONG_COST
 from ...vision.view import View
 from .arguments import positive_int
 from .eval import check_labelled_folders, check_scored

@@ -1,7 +1,7 @@
 """``dicetower eval DIR [DIR...]``: read every labelled photo of a folder and score the reader.
 
 Each folder holds ``manifest.jsonl`` (see ``docs/vision.md``). The metrics and the matching
-rule are defined in :mod:`dicetower.vision.evaluate`; this module only runs and prints them.
+rule are defined in :mod:`dicetower.vision.eval.evaluate`; this module only runs and prints them.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any, TextIO
 
 import cv2
 
-from ...vision.errata import errata_for
-from ...vision.evaluate import EvalError, FolderReport, PhotoResult, evaluate_folder, select_entries
+from ...vision.eval.errata import errata_for
+from ...vision.eval.evaluate import EvalError, FolderReport, PhotoResult, evaluate_folder, select_entries
 from ...vision.imageio import ImageError, load_image
 from ...vision.reader import import_reader, open_reader
 from .arguments import positive_int
@@ -60,7 +60,7 @@ def register(subparsers: Any) -> None:
         "--reader",
         metavar="MODULE:NAME",
         help="score another reader instead of the built-in one: a class or object with read(frame, ...),"
-        " e.g. dicetower.vision.baseline:ClassicReader",
+        " e.g. dicetower.vision.eval.baseline:ClassicReader",
     )
     p.add_argument(
         "--models",
@@ -80,7 +80,7 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         type=Path,
         help="score against labels corrected by DIR/<folder name>.jsonl where there is one "
-        "(vision/errata.py; the repo's are in vision/training/errata); the report says how many",
+        "(vision/eval/errata.py; the repo's are in vision/training/errata); the report says how many",
     )
     p.set_defaults(func=run)
 
@@ -214,7 +214,7 @@ def _slug(text: str) -> str:
 
 def save_failure(out_dir: Path, result: PhotoResult) -> None:
     """Write the annotated photo and a crop of each failed die under ``out_dir``."""
-    from ...vision.annotate import annotate_result, crop_box
+    from ...vision.eval.annotate import annotate_result, crop_box
 
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = _slug(result.entry.relpath.rsplit(".", 1)[0] if result.entry.relpath else result.entry.image.stem)

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_reading(reading))
     if args.annotate is not None:
-        from ...vision.annotate import annotate_reading
+        from ...vision.eval.annotate import annotate_reading
 
         if not cv2.imwrite(str(args.annotate), annotate_reading(info.frame, reading)):
             raise ImageError(f"{args.annotate}: could not write the annotated photo")

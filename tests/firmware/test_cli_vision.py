@@ -176,7 +176,8 @@ def test_eval_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_eval_baseline_reader_on_synthetic_scenes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = write_dataset(tmp_path / "synth", 3, seed=5, size=(320, 320), max_dice=3).parent
-    assert main(["eval", str(folder), "--json", "--reader", "dicetower.vision.baseline:ClassicReader"]) == 0
+    classic = "dicetower.vision.eval.baseline:ClassicReader"
+    assert main(["eval", str(folder), "--json", "--reader", classic]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["photos"] == 3 and d["dice"] + d["cocked"]["dice"] >= 3
     assert d["correct"] + d["wrong"] + d["rejected"] + d["missed"] == d["dice"]

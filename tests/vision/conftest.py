@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from dicetower.vision.pips import D6Reader, ReaderModelError
+from dicetower.vision.faces.pips import D6Reader, ReaderModelError
 
 
 @pytest.fixture(scope="session")

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import cv2
 import pytest
+from dicetower.vision.faces.pips import D6Reader
 from dicetower.vision.imageio import load_image
 from dicetower.vision.manifest import read_manifest
-from dicetower.vision.pips import D6Reader
 from dicetower.vision.synth import write_dataset
-from dicetower.vision.training.audit_labels import disagreements, main
-from dicetower.vision.training.reader_data import training_box
+from dicetower.vision.training.d6.audit_labels import disagreements, main
+from dicetower.vision.training.d6.data import training_box
 
 
 def _surest_die(folder: Path, reader: D6Reader) -> tuple[str, int, int, float]:

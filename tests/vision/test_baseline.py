@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from dicetower.vision.baseline import dbscan, detect_pips, read_frame
+from dicetower.vision.eval.baseline import dbscan, detect_pips, read_frame
 from dicetower.vision.reading import ReadStatus
 from dicetower.vision.synth import SceneStyle, draw_face, render_scene
 

@@ -64,7 +64,8 @@ def test_reader_net_bench_times_the_shipped_network(capsys: pytest.CaptureFixtur
 
 @_needs("byler-d6")
 def test_stage_bench_times_every_step_and_unwraps_them(capsys: pytest.CaptureFixture[str]) -> None:
-    from dicetower.vision import locate, pips, reader
+    from dicetower.vision import locate, reader
+    from dicetower.vision.faces import pips
 
     bench = _script("vision_stages")
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from dicetower.vision.bodies import MAX_BODIES, body_boxes
+from dicetower.vision.faces.numerals import NumeralReader
 from dicetower.vision.locate import DieCandidate
-from dicetower.vision.numerals import NumeralReader
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.synth.numerals import NumeralStyle, TrayDie, render_tray
-from dicetower.vision.training.numerals_data import TEST_SEED
+from dicetower.vision.training.numerals.data import TEST_SEED
 
 
 def _iou(a, b) -> float:

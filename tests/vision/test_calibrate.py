@@ -8,18 +8,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 from dicetower.firmware.cli import main
-from dicetower.vision.calibrate import (
+from dicetower.vision.detector import MODEL_PATH
+from dicetower.vision.eval.calibrate import (
     MIN_RIGHT_PER_FACE,
     Answers,
     CalibrationError,
     calibrate,
     read_answers,
 )
-from dicetower.vision.detector import MODEL_PATH
-from dicetower.vision.pips import D6Reader
+from dicetower.vision.faces.pips import D6Reader
+from dicetower.vision.faces.thresholds import MARGIN, choose_reject_rate, in_gap, outcome_counts
 from dicetower.vision.reader import open_reader
 from dicetower.vision.synth.dataset import write_dataset
-from dicetower.vision.thresholds import MARGIN, choose_reject_rate, in_gap, outcome_counts
 from dicetower.vision.view import View
 
 

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dicetower.vision.evaluate import FolderReport, score_photo
+from dicetower.vision.eval.evaluate import FolderReport, score_photo
 from dicetower.vision.manifest import LabelledDie, ManifestEntry
 from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
 from dicetower.vision.synth import write_dataset
-from dicetower.vision.training.compare_models import compare, main, paired_change, score
+from dicetower.vision.training.d6.compare import compare, main, paired_change, score
 
 MODELS = Path(__file__).resolve().parents[2] / "vision" / "models"
 

@@ -5,7 +5,7 @@ trained on the other splits, so only the test split is honest). ``DICETOWER_EVAL
 evaluates every photo instead. Skips cleanly when ``<repo>/../shared/datasets`` is absent.
 
 Two tiers: the project's targets (correct >= MIN_CORRECT, confidently wrong <= 0.3%, per-face
-reject-rate ratio <= 1.5 with rates floored at 1%, see ``dicetower.vision.evaluate``), strict
+reject-rate ratio <= 1.5 with rates floored at 1%, see ``dicetower.vision.eval.evaluate``), strict
 xfails where not reached yet; and regression floors at the measured figures, which must hold.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dicetower.vision.evaluate import FolderReport, evaluate_folder, select_entries
+from dicetower.vision.eval.evaluate import FolderReport, evaluate_folder, select_entries
 from dicetower.vision.reader import open_reader
 
 DATASETS = Path(__file__).resolve().parents[2].parent / "shared" / "datasets"

@@ -31,7 +31,7 @@ def _frames(seed: int, n: int, size: int) -> np.ndarray:
 def test_the_shipped_file_unfolds_into_a_model_that_computes_the_same() -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnx")
-    from dicetower.vision.training.detector import build_model, state_from_onnx
+    from dicetower.vision.training.detector.train import build_model, state_from_onnx
 
     model = build_model()
     model.load_state_dict(state_from_onnx(MODEL_PATH, _frames(0, 16, 160)))
@@ -62,7 +62,7 @@ def test_a_file_that_is_not_the_detector_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("onnx")
     from dicetower.vision.models import __file__ as models_init
-    from dicetower.vision.training.detector import state_from_onnx
+    from dicetower.vision.training.detector.train import state_from_onnx
 
     junk = tmp_path / "detector.onnx"
     junk.write_bytes(b"not a protobuf at all")
@@ -77,7 +77,7 @@ def test_a_file_that_is_not_the_detector_is_refused(tmp_path: Path) -> None:
 def test_a_run_size_the_net_cannot_take_is_refused_before_any_work(size: str, capsys) -> None:
     """cv2.dnn clamps the misaligned maps of such a square with only a warning: refuse it up front."""
     pytest.importorskip("torch")
-    from dicetower.vision.training.detector import main
+    from dicetower.vision.training.detector.train import main
 
     with pytest.raises(SystemExit) as exit_:
         main(["--run-at", size, "--out", "/nonexistent/detector.onnx"])
@@ -95,7 +95,7 @@ def test_a_run_size_the_net_cannot_take_is_refused_before_any_work(size: str, ca
 )
 def test_a_resume_that_cannot_work_is_refused_before_any_work(args: list[str], says: str, capsys) -> None:
     pytest.importorskip("torch")
-    from dicetower.vision.training.detector import main
+    from dicetower.vision.training.detector.train import main
 
     with pytest.raises(SystemExit) as exit_:
         main([*args, "--out", "/nonexistent/detector.onnx"])
@@ -107,12 +107,12 @@ def test_a_resumed_run_keeps_the_card_it_started_from(tmp_path: Path) -> None:
     """The shipped card's history is the only record of how the file came to be: never drop it."""
     import json
 
-    from dicetower.vision.training.detector import new_card, previous_card
+    from dicetower.vision.training.detector.train import new_card, previous_card
 
     shipped = json.loads(MODEL_PATH.with_suffix(".json").read_text(encoding="utf-8"))
     previous = previous_card(MODEL_PATH)
     assert previous == shipped
-    run = {"command": "python -m dicetower.vision.training.detector --resume X", "steps": 10}
+    run = {"command": "python -m dicetower.vision.training.detector.train --resume X", "steps": 10}
     card = new_card(run, 320, 128613, previous)
     assert card["input_size"] == 320 and card["this_run"] == run
     assert card["previous_card"] == shipped
@@ -125,7 +125,7 @@ def test_a_resumed_run_keeps_the_card_it_started_from(tmp_path: Path) -> None:
 
 
 def test_a_start_without_a_readable_card_has_no_previous_card(tmp_path: Path) -> None:
-    from dicetower.vision.training.detector import new_card, previous_card
+    from dicetower.vision.training.detector.train import new_card, previous_card
 
     assert previous_card(None) is None
     assert previous_card(tmp_path / "state.pt") is None  # a checkpoint carries no card

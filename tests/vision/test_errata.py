@@ -1,4 +1,4 @@
-"""Errata files: labels a person corrected, applied by eval only when asked (vision/errata.py)."""
+"""Errata files: labels a person corrected, applied by eval only when asked (vision/eval/errata.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from dicetower.vision.errata import ErrataError, apply_errata, errata_for, read_errata
-from dicetower.vision.evaluate import select_entries
+from dicetower.vision.eval.errata import ErrataError, apply_errata, errata_for, read_errata
+from dicetower.vision.eval.evaluate import select_entries
 from dicetower.vision.manifest import LabelledDie, write_manifest_line
 
 REPO_ERRATA = Path(__file__).resolve().parents[2] / "vision" / "training" / "errata"

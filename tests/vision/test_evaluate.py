@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import cv2
 import numpy as np
 import pytest
-from dicetower.vision.evaluate import (
+from dicetower.vision.eval.evaluate import (
     REJECT_RATE_FLOOR,
     EvalError,
     FolderReport,
@@ -22,7 +22,7 @@ from dicetower.vision.evaluate import (
     score_photo,
     select_entries,
 )
-from dicetower.vision.intervals import binomial_bounds, binomial_upper
+from dicetower.vision.eval.intervals import binomial_bounds, binomial_upper
 from dicetower.vision.manifest import LabelledDie, ManifestEntry, write_manifest_line
 from dicetower.vision.reader import ReaderSpecError, import_reader
 from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
@@ -362,10 +362,10 @@ def test_import_reader_builds_a_named_reader_or_says_why_not() -> None:
     with pytest.raises(ReaderSpecError, match="cannot import"):
         import_reader("dicetower.no_such_module:ClassicReader")
     with pytest.raises(ReaderSpecError, match="not a reader"):
-        import_reader("dicetower.vision.evaluate:NOPE")
+        import_reader("dicetower.vision.eval.evaluate:NOPE")
     with pytest.raises(ReaderSpecError, match="not a reader"):
-        import_reader("dicetower.vision.baseline:read_frame")  # a function, not a reader
-    reader = import_reader("dicetower.vision.baseline:ClassicReader")
+        import_reader("dicetower.vision.eval.baseline:read_frame")  # a function, not a reader
+    reader = import_reader("dicetower.vision.eval.baseline:ClassicReader")
     assert isinstance(reader.read(np.zeros((32, 32, 3), np.uint8), None), Reading)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from dicetower.vision.glyphs import (
+from dicetower.vision.faces.glyphs import (
     GLYPH_INPUT,
     TEXTS,
     GlyphModelError,
@@ -19,7 +19,7 @@ from dicetower.vision.glyphs import (
     text_face,
     with_glyph,
 )
-from dicetower.vision.numerals import KindRead
+from dicetower.vision.faces.numerals import KindRead
 from dicetower.vision.reading import UnreadableReason
 
 
@@ -94,7 +94,7 @@ def test_a_card_that_does_not_match_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["d20", "d10", "d10t", "d6n"])
 def test_held_out_renders_are_read_upright_and_never_surely_wrong(kind: str) -> None:
     from dicetower.vision.synth.numerals import FACES, render_crop
-    from dicetower.vision.training.numerals_data import TEST_SEED
+    from dicetower.vision.training.numerals.data import TEST_SEED
 
     reader = GlyphReader()
     top1 = wrong = 0
@@ -109,8 +109,8 @@ def test_held_out_renders_are_read_upright_and_never_surely_wrong(kind: str) -> 
 
 
 def test_rendered_training_crops_are_upright_numerals_and_half_turned_none() -> None:
-    from dicetower.vision.training.glyph_data import HALF_TURN_ALIKE
-    from dicetower.vision.training.glyph_renders import SEED, face_text, render_upright
+    from dicetower.vision.training.glyphs.data import HALF_TURN_ALIKE
+    from dicetower.vision.training.glyphs.renders import SEED, face_text, render_upright
 
     assert face_text("d10t", 0) == "00" and face_text("d10t", 70) == "70" and face_text("d10", 0) == "0"
     x, y = render_upright(SEED, 8, turns=2, workers=1)
@@ -124,7 +124,7 @@ def test_rendered_training_crops_are_upright_numerals_and_half_turned_none() -> 
 
 
 def test_the_trainer_wants_one_weight_per_extra_at_most(capsys: pytest.CaptureFixture[str]) -> None:
-    from dicetower.vision.training.glyphs_train import main
+    from dicetower.vision.training.glyphs.train import main
 
     with pytest.raises(SystemExit):
         main(["--extra", "a.npz", "--extra-weight", "2", "--extra-weight", "3"])
@@ -133,7 +133,7 @@ def test_the_trainer_wants_one_weight_per_extra_at_most(capsys: pytest.CaptureFi
 
 def test_the_numeral_s_own_centre_reads_d10_kites_the_box_centre_misses() -> None:
     from dicetower.vision.synth.numerals import FACES, render_crop
-    from dicetower.vision.training.numerals_data import TEST_SEED
+    from dicetower.vision.training.numerals.data import TEST_SEED
 
     with_ink = GlyphReader()
     assert "d10" in with_ink.ink and "d20" not in with_ink.ink
@@ -150,7 +150,7 @@ def test_the_numeral_s_own_centre_reads_d10_kites_the_box_centre_misses() -> Non
 
 def test_the_coarse_turn_search_reads_what_every_turn_reads() -> None:
     from dicetower.vision.synth.numerals import FACES, render_crop
-    from dicetower.vision.training.numerals_data import TEST_SEED
+    from dicetower.vision.training.numerals.data import TEST_SEED
 
     coarse, every = GlyphReader(), GlyphReader()
     coarse.coarse, every.coarse = True, False

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from dicetower.vision import intervals
-from dicetower.vision.intervals import (
+from dicetower.vision.eval import intervals
+from dicetower.vision.eval.intervals import (
     binomial_bounds,
     binomial_upper,
     bootstrap_ratios,

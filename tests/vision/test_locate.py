@@ -275,7 +275,7 @@ def test_letterbox_keeps_aspect_and_bounds_upscale() -> None:
 
 
 def _dataset_recall(name: str, limit: int) -> tuple[float, float]:
-    from dicetower.vision.training.eval_detector import evaluate
+    from dicetower.vision.training.detector.evaluate import evaluate
 
     r = evaluate(name, "val", DieDetector(), limit=limit)
     return r["recall"], r["precision"]

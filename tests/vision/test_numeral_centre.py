@@ -5,7 +5,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from dicetower.vision.numeral_centre import numeral_centre
+from dicetower.vision.faces.numeral_centre import numeral_centre
 from dicetower.vision.synth.numerals import FACES, render_crop_top
 
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dicetower.vision.locate import DieCandidate
-from dicetower.vision.numerals import (
+from dicetower.vision.faces.numerals import (
     KIND_OF_CLASS,
     KindRead,
     NumeralModelError,
@@ -15,10 +14,11 @@ from dicetower.vision.numerals import (
     class_names,
     with_kind,
 )
+from dicetower.vision.locate import DieCandidate
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.reading import DieReading, ReadStatus, UnreadableReason
 from dicetower.vision.synth.numerals import FACES, KINDS, NumeralStyle, TrayDie, render_crop, render_tray
-from dicetower.vision.training.numerals_data import TEST_SEED
+from dicetower.vision.training.numerals.data import TEST_SEED
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +136,7 @@ def test_open_reader_adds_the_numeral_reader_only_when_asked(tmp_path, numerals:
 
 
 def test_the_trainer_refuses_an_unknown_kind(capsys: pytest.CaptureFixture[str]) -> None:
-    from dicetower.vision.training.numerals_train import main
+    from dicetower.vision.training.numerals.train import main
 
     with pytest.raises(SystemExit):
         main(["--kinds", "d20,d8", "--data", "/nonexistent"])
@@ -145,7 +145,7 @@ def test_the_trainer_refuses_an_unknown_kind(capsys: pytest.CaptureFixture[str])
 
 def test_the_renders_eval_reports_rejects_per_face(numerals: NumeralReader) -> None:
     """Every kind's figure carries its per-face reject rates and their ratio, as the d6 eval does."""
-    from dicetower.vision.training.numerals_eval import eval_renders
+    from dicetower.vision.training.numerals.evaluate import eval_renders
 
     out = eval_renders(4, None)["per_kind"]
     for kind in KINDS:

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from dicetower.vision.splits import background_of, d20_split, d20_splits
+from dicetower.vision.eval.splits import background_of, d20_split, d20_splits
 
 MANIFEST = (
     Path(__file__).resolve().parents[2] / ".." / "shared" / "datasets" / "rsandrini-d20" / "manifest.jsonl"
@@ -65,7 +65,7 @@ def test_on_the_dataset_no_video_straddles_and_every_test_face_is_trained() -> N
 
 
 def test_eval_selects_rsandrini_photos_by_whole_video(tmp_path: Path) -> None:
-    from dicetower.vision.evaluate import select_entries
+    from dicetower.vision.eval.evaluate import select_entries
 
     folder = tmp_path / "rsandrini-d20"
     (folder / "images").mkdir(parents=True)

@@ -5,7 +5,15 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-from dicetower.vision.pips import CHANNELS, INPUT, D6Reader, crop_greys, looked_twice, standardise, to_blob
+from dicetower.vision.faces.pips import (
+    CHANNELS,
+    INPUT,
+    D6Reader,
+    crop_greys,
+    looked_twice,
+    standardise,
+    to_blob,
+)
 
 _PIPS = {
     1: [(1, 1)],
@@ -94,7 +102,7 @@ def test_shipped_reader_reads_colour_and_agrees_with_itself_turned() -> None:
 
 
 def test_leaning_dice_are_reported_cocked_and_flat_dice_never() -> None:
-    from dicetower.vision.pips import crop_die
+    from dicetower.vision.faces.pips import crop_die
     from dicetower.vision.reading import UnreadableReason
     from dicetower.vision.synth import render_scene
 
@@ -114,8 +122,8 @@ def test_reader_metadata_with_an_impossible_input_is_refused_at_load(tmp_path) -
     import json
     import shutil
 
-    from dicetower.vision.pips import ReaderModelError
-    from dicetower.vision.pips import _default_model_dir as shipped
+    from dicetower.vision.faces.pips import ReaderModelError
+    from dicetower.vision.models import shipped_dir as shipped
 
     for name in ("d6_reader.onnx", "d6_reader.json"):
         shutil.copy(shipped() / name, tmp_path / name)

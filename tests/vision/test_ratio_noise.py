@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dicetower.vision.evaluate import reject_ratio, reject_ratios
-from dicetower.vision.training.ratio_noise import face_counts, main, pass_rate
+from dicetower.vision.eval.evaluate import reject_ratio, reject_ratios
+from dicetower.vision.training.d6.ratio_noise import face_counts, main, pass_rate
 
 
 def _manifest(folder: Path, faces: list[int]) -> Path:

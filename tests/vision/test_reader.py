@@ -9,8 +9,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from dicetower.vision.faces.pips import D6Reader, ReaderModelError, blur_score, crop_die
 from dicetower.vision.locate import DieCandidate
-from dicetower.vision.pips import D6Reader, ReaderModelError, blur_score, crop_die
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.reading import ReadStatus, UnreadableReason
 from drawn_dice import draw_die
@@ -148,7 +148,7 @@ def test_confidence_is_a_probability(reader: D6Reader) -> None:
 
 def test_the_second_look_on_its_own_network_copy_changes_nothing(reader: D6Reader) -> None:
     """The second network (kept for its own batch shape) is the same model as the first."""
-    from dicetower.vision.pips import looked_twice, to_blob
+    from dicetower.vision.faces.pips import looked_twice, to_blob
 
     crops = [crop_die(*draw_die(face, 17.0 * face, side=40 + 3 * face)) for face in range(1, 7)]
     crops += [np.full((48, 48, 3), 120, np.uint8), cv2.GaussianBlur(crops[4], (0, 0), 3.0)]
@@ -237,7 +237,7 @@ def test_frame_reader_on_an_empty_frame(reader: D6Reader) -> None:
 
 
 def _gt_accuracy(dataset: str, split: str, limit: int) -> tuple[float, float, int]:
-    from dicetower.vision.training.eval_reader import evaluate_dataset
+    from dicetower.vision.training.d6.evaluate import evaluate_dataset
 
     r = evaluate_dataset(FrameReader(), DATASETS / dataset, split, "gt", limit)
     return r["correct"], r["wrong"], r["dice"]
@@ -271,6 +271,6 @@ def test_the_reader_looks_again_at_unsure_crops_mirrored(tmp_path: Path) -> None
     calls: list[np.ndarray] = []
     reader._forward_again = lambda b: (calls.append(b.copy()), reader._forward(b))[1]  # type: ignore[method-assign]
     reader.probabilities(crops)
-    from dicetower.vision.pips import to_blob
+    from dicetower.vision.faces.pips import to_blob
 
     assert len(calls) == 1 and np.allclose(calls[0], to_blob(crops)[..., ::-1])

@@ -15,7 +15,7 @@ NO_DISTORTION = dict.fromkeys(
 
 
 def _disc_contexts(n: int) -> np.ndarray:
-    from dicetower.vision.training.reader_data import CTX, CTX_FACTOR
+    from dicetower.vision.training.d6.data import CTX, CTX_FACTOR
 
     ctx = np.zeros((n, CTX, CTX, 3), np.uint8)
     for c in ctx:
@@ -25,7 +25,7 @@ def _disc_contexts(n: int) -> np.ndarray:
 
 def test_batched_augmentation_keeps_the_die_centred_and_labels_honest() -> None:
     pytest.importorskip("torch")
-    from dicetower.vision.training.reader_augment import augment_batch
+    from dicetower.vision.training.d6.augment import augment_batch
 
     n = 600
     labels = np.tile(np.arange(7), n // 7 + 1)[:n]
@@ -46,7 +46,7 @@ def test_batched_augmentation_keeps_the_die_centred_and_labels_honest() -> None:
 
 def test_false_alarms_are_unlabelled_proposals_the_reader_does_not_read() -> None:
     """Hard negatives: a proposal on a label is not one, nor one read as a face (a skipped die)."""
-    from dicetower.vision.training.reader_data import false_alarms
+    from dicetower.vision.training.d6.data import false_alarms
 
     labels = [(100.0, 100.0, 40.0, 40.0)]
     boxes = [
@@ -79,7 +79,7 @@ def test_false_alarms_are_unlabelled_proposals_the_reader_does_not_read() -> Non
     ],
 )
 def test_training_refuses_bad_options_before_any_work(bad: list[str], capsys) -> None:
-    from dicetower.vision.training.reader import main
+    from dicetower.vision.training.d6.train import main
 
     with pytest.raises(SystemExit) as exc:
         main([*bad, "--work", "/nonexistent/never-created"])
@@ -88,7 +88,7 @@ def test_training_refuses_bad_options_before_any_work(bad: list[str], capsys) ->
 
 
 def test_thin_train_keeps_a_share_of_one_datasets_train_crops_and_nothing_else_changes() -> None:
-    from dicetower.vision.training.reader_data import D6_DATASETS, thin_train
+    from dicetower.vision.training.d6.data import D6_DATASETS, thin_train
 
     byler, epanemu = D6_DATASETS.index("byler-d6"), D6_DATASETS.index("epanemu-dice3")
     split = np.array([0] * 100 + [1] * 20 + [2] * 20 + [0] * 50)
@@ -105,7 +105,7 @@ def test_thin_train_keeps_a_share_of_one_datasets_train_crops_and_nothing_else_c
 
 
 def test_augment_overrides_change_only_the_fields_named() -> None:
-    from dicetower.vision.training.reader_augment import Augment, parse_augment
+    from dicetower.vision.training.d6.augment import Augment, parse_augment
 
     aug = parse_augment(["p_small=0.1", "small=30,40", "scale=0.9,1.2"])
     assert (aug.p_small, aug.small, aug.scale) == (0.1, (30, 40), (0.9, 1.2))
@@ -132,7 +132,7 @@ def test_augment_overrides_change_only_the_fields_named() -> None:
     ],
 )
 def test_training_refuses_a_bad_augment_override_before_any_work(bad: str, capsys) -> None:
-    from dicetower.vision.training.reader import main
+    from dicetower.vision.training.d6.train import main
 
     with pytest.raises(SystemExit) as exc:
         main(["--augment", bad, "--work", "/nonexistent/never-created"])
@@ -142,7 +142,7 @@ def test_training_refuses_a_bad_augment_override_before_any_work(bad: str, capsy
 
 def _drawn_contexts() -> np.ndarray:
     """Context squares as the reader cache holds them: a die (of any turn) 1/2.5 of the side."""
-    from dicetower.vision.training.reader_data import CTX, CTX_FACTOR
+    from dicetower.vision.training.d6.data import CTX, CTX_FACTOR
 
     return np.stack(
         [
@@ -154,7 +154,7 @@ def _drawn_contexts() -> np.ndarray:
 
 def test_motion_kernels_smear_along_their_angle_and_keep_brightness() -> None:
     """A smear is a line of the asked length and direction whose weights sum to one."""
-    from dicetower.vision.training.reader_augment import motion_kernels
+    from dicetower.vision.training.d6.augment import motion_kernels
 
     lengths, angles = np.array([2.0, 9.0, 9.0, 6.5]), np.array([0.0, 0.0, np.pi / 2, np.pi / 4])
     k = motion_kernels(lengths, angles)
@@ -175,7 +175,7 @@ def test_motion_kernels_smear_along_their_angle_and_keep_brightness() -> None:
 def test_motion_blur_is_off_by_default_and_smears_when_asked() -> None:
     """p_motion 0 leaves a recipe's crops bit for bit as without the field; p_motion 1 smears every crop."""
     pytest.importorskip("torch")
-    from dicetower.vision.training.reader_augment import Augment, augment_batch
+    from dicetower.vision.training.d6.augment import Augment, augment_batch
 
     ctx = _drawn_contexts()
     labels = np.ones(len(ctx), np.int64)
@@ -199,7 +199,7 @@ def test_motion_blur_is_off_by_default_and_smears_when_asked() -> None:
 
 def _top_lit_contexts(n: int = 64) -> np.ndarray:
     """Context squares whose upper half is bright and lower half dark: where "up" is, is plain."""
-    from dicetower.vision.training.reader_data import CTX
+    from dicetower.vision.training.d6.data import CTX
 
     ctx = np.full((n, CTX, CTX, 3), 40, np.uint8)
     ctx[:, : CTX // 2] = 220
@@ -216,7 +216,7 @@ def _up_is_up(crops: np.ndarray) -> np.ndarray:
 def test_oblique_training_crops_keep_up_up_and_the_others_turn_every_way() -> None:
     """augment_batch's max_turn: a top face is the upper face of an oblique photo, keep it there."""
     pytest.importorskip("torch")
-    from dicetower.vision.training.reader_augment import Augment, augment_batch
+    from dicetower.vision.training.d6.augment import Augment, augment_batch
 
     ctx = _top_lit_contexts()
     plain = Augment(**NO_DISTORTION)
@@ -232,8 +232,8 @@ def test_oblique_training_crops_keep_up_up_and_the_others_turn_every_way() -> No
 
 
 def test_oblique_calibration_crops_keep_up_up() -> None:
-    from dicetower.vision.training.reader_augment import jitter_crop, turn_limits
-    from dicetower.vision.training.reader_data import D6_DATASETS, OBLIQUE_GROUP
+    from dicetower.vision.training.d6.augment import jitter_crop, turn_limits
+    from dicetower.vision.training.d6.data import D6_DATASETS, OBLIQUE_GROUP
 
     ctx = _top_lit_contexts(40)
     rng = np.random.default_rng(2)

@@ -8,7 +8,7 @@ import pytest
 
 def test_strided_shapes_start_from_v3s_weights_and_drop_its_pools() -> None:
     torch = pytest.importorskip("torch")
-    from dicetower.vision.training.reader_nets import make_model
+    from dicetower.vision.training.d6.nets import make_model
 
     torch.manual_seed(0)
     v3s = make_model("v3s").eval()
@@ -35,7 +35,7 @@ def test_strided_shape_exports_to_the_runtime_with_the_same_answers(tmp_path) ->
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnxscript")
     from dicetower.vision.dnn import load_onnx
-    from dicetower.vision.training.reader_nets import export, make_model
+    from dicetower.vision.training.d6.nets import export, make_model
 
     torch.manual_seed(1)
     net = make_model("v3ss").eval()
@@ -51,7 +51,7 @@ def test_strided_shape_exports_to_the_runtime_with_the_same_answers(tmp_path) ->
 
 def test_distill_loss_mixes_label_and_teacher_as_weighted() -> None:
     torch = pytest.importorskip("torch")
-    from dicetower.vision.training.reader_train import Distill, distill_loss
+    from dicetower.vision.training.d6.loop import Distill, distill_loss
 
     torch.manual_seed(3)
     hard = torch.nn.CrossEntropyLoss()
@@ -91,7 +91,7 @@ def test_distill_loss_mixes_label_and_teacher_as_weighted() -> None:
 def test_training_refuses_bad_distillation_settings_before_any_work(
     args: list[str], says: str, capsys
 ) -> None:
-    from dicetower.vision.training.reader import main
+    from dicetower.vision.training.d6.train import main
 
     with pytest.raises(SystemExit) as exc:
         main([*args, "--work", "/nonexistent/never-created"])
@@ -101,7 +101,7 @@ def test_training_refuses_bad_distillation_settings_before_any_work(
 
 def test_widened_network_answers_as_the_narrow_one_it_starts_from() -> None:
     torch = pytest.importorskip("torch")
-    from dicetower.vision.training.reader_nets import make_model, widen_state
+    from dicetower.vision.training.d6.nets import make_model, widen_state
 
     torch.manual_seed(4)
     narrow = make_model("v3ss")
@@ -129,7 +129,7 @@ def test_widened_network_answers_as_the_narrow_one_it_starts_from() -> None:
 
 def test_widen_state_refuses_a_narrowing() -> None:
     pytest.importorskip("torch")
-    from dicetower.vision.training.reader_nets import make_model, widen_state
+    from dicetower.vision.training.d6.nets import make_model, widen_state
 
     with pytest.raises(ValueError, match="cannot widen"):
         widen_state(make_model("v3sw").state_dict(), make_model("v3ss").state_dict())
@@ -144,7 +144,7 @@ def test_widen_state_refuses_a_narrowing() -> None:
     ],
 )
 def test_training_refuses_bad_oblique_settings_before_any_work(args: list[str], says: str, capsys) -> None:
-    from dicetower.vision.training.reader import main
+    from dicetower.vision.training.d6.train import main
 
     with pytest.raises(SystemExit) as exc:
         main([*args, "--work", "/nonexistent/never-created"])
@@ -153,7 +153,7 @@ def test_training_refuses_bad_oblique_settings_before_any_work(args: list[str], 
 
 
 def test_right_answers_are_counted_up_to_each_allowed_number_of_wrong_ones() -> None:
-    from dicetower.vision.training.rank_reader import right_before_wrong
+    from dicetower.vision.training.d6.rank import right_before_wrong
 
     conf = np.array([0.99, 0.98, 0.97, 0.9, 0.8, 0.7, 0.6])
     right = np.array([True, True, False, True, True, False, True])
@@ -172,7 +172,7 @@ def test_right_answers_are_counted_up_to_each_allowed_number_of_wrong_ones() -> 
     ],
 )
 def test_rank_reader_refuses_a_missing_model_or_dataset_folder(args: list[str], says: str, capsys) -> None:
-    from dicetower.vision.training.rank_reader import main
+    from dicetower.vision.training.d6.rank import main
 
     with pytest.raises(SystemExit) as exc:
         main(args)
@@ -181,7 +181,7 @@ def test_rank_reader_refuses_a_missing_model_or_dataset_folder(args: list[str], 
 
 
 def test_a_reject_rate_rejects_that_share_of_each_face_pooled_and_counts_each_dataset() -> None:
-    from dicetower.vision.training.rank_reader import Answers, outcomes_at
+    from dicetower.vision.training.d6.rank import Answers, outcomes_at
 
     # Dataset "a": 10 dice per face read right at confidences 0.55 .. 1.0. Dataset "b": 10 dice
     # per face read right at 0.95 .. 1.0 and 6 confidently wrong ones (a 1 read as a 2 at 0.97).
@@ -209,7 +209,7 @@ def test_a_reject_rate_rejects_that_share_of_each_face_pooled_and_counts_each_da
 
 @pytest.mark.parametrize("text", ["0,x", "1.5", "-0.1", ",".join(["0.1"] * 51)])
 def test_rank_reader_refuses_reject_rates_that_are_not_shares(text: str, capsys) -> None:
-    from dicetower.vision.training.rank_reader import main
+    from dicetower.vision.training.d6.rank import main
 
     with pytest.raises(SystemExit) as exc:
         main(["--reject-rates", text])
@@ -225,7 +225,7 @@ def _probs(pred: np.ndarray, conf: np.ndarray) -> np.ndarray:
 
 
 def test_thresholds_price_another_die_read_as_a_face_like_a_wrong_face() -> None:
-    from dicetower.vision.thresholds import MARGIN, choose_thresholds
+    from dicetower.vision.faces.thresholds import MARGIN, choose_thresholds
 
     # 100 val dice per face, all read right, confidences evenly 0.5 .. 1.0
     faces = np.repeat(np.arange(1, 7), 100)
@@ -255,7 +255,7 @@ def test_other_dice_negatives_take_every_proposal_of_non_test_photos(tmp_path) -
 
     import cv2
     from dicetower.vision.synth.render import render_scene
-    from dicetower.vision.training.reader_data import OTHER_DICE, OTHER_GROUP, build_other_dice_negatives
+    from dicetower.vision.training.d6.data import OTHER_DICE, OTHER_GROUP, build_other_dice_negatives
 
     folder = tmp_path / OTHER_DICE[0]
     (folder / "images").mkdir(parents=True)
@@ -281,14 +281,14 @@ def test_other_dice_negatives_take_every_proposal_of_non_test_photos(tmp_path) -
 
 
 def test_other_dice_negatives_are_none_without_those_datasets(tmp_path) -> None:
-    from dicetower.vision.training.reader_data import build_other_dice_negatives
+    from dicetower.vision.training.d6.data import build_other_dice_negatives
 
     assert build_other_dice_negatives(tmp_path, tmp_path / "work" / "o.npz") is None
 
 
 def test_distillation_takes_the_label_on_crops_of_other_dice() -> None:
     torch = pytest.importorskip("torch")
-    from dicetower.vision.training.reader_train import Distill, _label_where, distill_loss
+    from dicetower.vision.training.d6.loop import Distill, _label_where, distill_loss
 
     teacher = torch.tensor([[0.0, 9.0, 0, 0, 0, 0, 0], [0.0, 0, 0, 0, 0, 0, 9.0]])  # reads a 1 and a 6
     labels = torch.tensor([0, 6])  # the first crop is a d20's numeral: class 0
@@ -332,7 +332,7 @@ def _real_like_datasets(root):
 
 
 def test_cache_cuts_every_labelled_die_and_two_backgrounds_a_boxed_photo(tmp_path) -> None:
-    from dicetower.vision.training.reader_data import D6_DATASETS, build_cache
+    from dicetower.vision.training.d6.data import D6_DATASETS, build_cache
 
     dice = _real_like_datasets(tmp_path / "datasets")
     got = build_cache(tmp_path / "datasets", tmp_path / "work" / "cache.npz")
@@ -352,7 +352,7 @@ def test_cache_cuts_every_labelled_die_and_two_backgrounds_a_boxed_photo(tmp_pat
 def test_a_state_read_back_from_the_exported_file_answers_as_the_trained_net(tmp_path, arch: str) -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnxscript")
-    from dicetower.vision.training.reader_nets import export, load_state, make_model
+    from dicetower.vision.training.d6.nets import export, load_state, make_model
 
     torch.manual_seed(4)
     net = make_model(arch)
@@ -382,7 +382,7 @@ def test_training_refuses_an_exported_file_of_another_network_before_any_work(tm
     pytest.importorskip("onnx")
     from pathlib import Path
 
-    from dicetower.vision.training.reader import main
+    from dicetower.vision.training.d6.train import main
 
     shipped = Path(__file__).parents[2] / "vision" / "models" / "d6_reader.onnx"  # a v3s
     broken = tmp_path / "broken.onnx"
@@ -403,7 +403,7 @@ def test_the_cache_learns_the_corrected_label_and_each_errata_list_has_its_own_c
     import json
 
     from dicetower.vision.manifest import read_manifest
-    from dicetower.vision.training.reader_data import D6_DATASETS, build_cache, cache_name
+    from dicetower.vision.training.d6.data import D6_DATASETS, build_cache, cache_name
 
     _real_like_datasets(tmp_path / "datasets")
     entry = next(iter(read_manifest(tmp_path / "datasets" / "byler-d6")))
@@ -428,7 +428,7 @@ def test_the_cache_learns_the_corrected_label_and_each_errata_list_has_its_own_c
 
 @pytest.mark.parametrize(("make", "says"), [(False, "no such folder"), (True, "bad errata line")])
 def test_training_refuses_unusable_errata_before_any_work(tmp_path, make: bool, says: str, capsys) -> None:
-    from dicetower.vision.training.reader import main
+    from dicetower.vision.training.d6.train import main
 
     errata = tmp_path / "errata"
     if make:
@@ -441,8 +441,8 @@ def test_training_refuses_unusable_errata_before_any_work(tmp_path, make: bool, 
 
 
 def test_oblique_cache_holds_labelled_contexts_of_rendered_dice_and_is_reused(tmp_path) -> None:
-    from dicetower.vision.pips import INPUT
-    from dicetower.vision.training.reader_data import CTX, OBLIQUE_GROUP, build_oblique_cache
+    from dicetower.vision.faces.pips import INPUT
+    from dicetower.vision.training.d6.data import CTX, OBLIQUE_GROUP, build_oblique_cache
 
     out = tmp_path / "oblique.npz"
     data = build_oblique_cache(out, 12, seed=3)

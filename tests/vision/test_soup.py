@@ -1,4 +1,4 @@
-"""Weight soups of readers (vision/training/soup.py; torch, training only: skips without it)."""
+"""Weight soups of readers (vision/training/d6/soup.py; torch, training only: skips without it)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from dicetower.vision.training.reader_nets import make_model  # noqa: E402
-from dicetower.vision.training.soup import MAX_INGREDIENTS, main, soup  # noqa: E402
+from dicetower.vision.training.d6.nets import make_model  # noqa: E402
+from dicetower.vision.training.d6.soup import MAX_INGREDIENTS, main, soup  # noqa: E402
 
 
 def _states(n: int, arch: str = "v3s") -> list[dict]:
@@ -102,7 +102,7 @@ def test_the_command_refuses_files_that_are_not_readers_of_its_arch(tmp_path, ca
 
 
 def test_detector_checkpoints_make_a_detector_soup_and_nothing_else_does(tmp_path, capsys) -> None:
-    from dicetower.vision.training.detector import build_model
+    from dicetower.vision.training.detector.train import build_model
 
     paths = []
     for seed in range(2):

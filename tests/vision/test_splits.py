@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from dicetower.vision.splits import SPLITS, group_of, split_of
+from dicetower.vision.eval.splits import SPLITS, group_of, split_of
 
 DATASETS = Path(__file__).parents[2] / ".." / "shared" / "datasets"
 

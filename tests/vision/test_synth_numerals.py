@@ -97,8 +97,8 @@ def test_top_faces_come_with_the_same_tray() -> None:
 @pytest.mark.parametrize("kind", ["d20", "d10", "d10t", "d6n"])
 def test_the_top_face_turn_stands_its_numeral_upright(kind: str) -> None:
     """The glyph reader, taught upright numerals only, likes the numeral best at the recorded turn."""
-    from dicetower.vision.glyphs import TEXTS, GlyphReader, central_crops
-    from dicetower.vision.training.glyph_renders import face_text
+    from dicetower.vision.faces.glyphs import TEXTS, GlyphReader, central_crops
+    from dicetower.vision.training.glyphs.renders import face_text
 
     try:
         reader = GlyphReader()

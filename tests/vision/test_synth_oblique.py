@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from dicetower.vision.pips import D6Reader, crop_die
+from dicetower.vision.faces.pips import D6Reader, crop_die
 from dicetower.vision.synth import SynthError
 from dicetower.vision.synth.oblique import (
     _NORMALS,
@@ -118,7 +118,7 @@ def test_render_refuses_style_ranges_that_draw_nonsense(style: ObliqueStyle, say
 
 
 def test_read_renders_counts_each_readers_right_and_wrong_per_band(capsys) -> None:
-    from dicetower.vision.training.read_renders import main, read_band
+    from dicetower.vision.training.d6.read_renders import main, read_band
 
     got = read_band({"shipped": D6Reader()}, (86.0, 89.9), 12)
     right, wrong = got["shipped"]
@@ -138,7 +138,7 @@ def test_read_renders_counts_each_readers_right_and_wrong_per_band(capsys) -> No
     ],
 )
 def test_read_renders_refuses_bad_arguments(args: list[str], says: str, capsys) -> None:
-    from dicetower.vision.training.read_renders import main
+    from dicetower.vision.training.d6.read_renders import main
 
     with pytest.raises(SystemExit) as exc:
         main(args)

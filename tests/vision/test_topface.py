@@ -1,4 +1,4 @@
-"""Where the read face lies: pips located once the face is known (``vision.topface``)."""
+"""Where the read face lies: pips located once the face is known (``vision.faces.topface``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import cv2
 import numpy as np
 import pytest
+from dicetower.vision.faces.topface import face_centre
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.synth.render import draw_face, render_scene
-from dicetower.vision.topface import face_centre
 
 GREY = (120, 125, 118)
 
@@ -117,7 +117,7 @@ def test_reader_reports_face_centres_on_rendered_dice() -> None:
 
 def test_annotation_marks_the_read_face_centre() -> None:
     """The annotated photo shows where the read face is, not only the box."""
-    from dicetower.vision.annotate import annotate_reading
+    from dicetower.vision.eval.annotate import annotate_reading
     from dicetower.vision.reading import DieReading, Reading
 
     frame = _tray()

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from dicetower.vision.detector import MODEL_PATH
+from dicetower.vision.faces.pips import D6Reader, ReaderModelError
 from dicetower.vision.locate import DieCandidate
-from dicetower.vision.pips import D6Reader, ReaderModelError
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.synth.render import render_scene
 from dicetower.vision.view import TOP_DOWN_TILT, View, frame_view

@@ -16,7 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from ..splits import d20_split, d20_splits, split_of
+from ..eval.splits import d20_split, d20_splits, split_of
 
 __all__ = ["BackgroundBank", "load_bank"]
 

@@ -1,0 +1,1 @@
+"""dicetower.vision.training.glyphs."""
