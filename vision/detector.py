@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 
 from .dnn import load_onnx
+from .errors import VisionError
 from .models import shipped_dir
 
 __all__ = [
@@ -38,7 +39,7 @@ MAX_UPSCALE = 1.5
 MAX_DETECTIONS = 100
 
 
-class DetectorError(RuntimeError):
+class DetectorError(VisionError, RuntimeError):
     """The detector model is missing or unreadable."""
 
 

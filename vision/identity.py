@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .colour import body_hsv_batch, colour_name, name_distances
+from .errors import VisionError
 from .faces.pips import crop_die
 from .reading import DieReading, ReadStatus
 
@@ -61,7 +62,7 @@ _FORBIDDEN = 10.0 * MAX_SET * NEAR_DELTA_E
 _TIE = 1e-6
 
 
-class DiceSetError(ValueError):
+class DiceSetError(VisionError, ValueError):
     """A configured dice set that cannot be used; names the entry."""
 
 

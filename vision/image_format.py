@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .errors import VisionError
+
 __all__ = [
     "SUPPORTED_FORMATS",
     "FormatError",
@@ -61,7 +63,7 @@ _REFUSED = (
 )
 
 
-class FormatError(ValueError):
+class FormatError(VisionError, ValueError):
     """A file whose header is not an image's, or is an image format not read (no file name)."""
 
 

@@ -40,6 +40,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from .errors import VisionError
 from .image_format import (
     FormatError,
     ImageHeader,
@@ -86,7 +87,7 @@ _RESIZABLE = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
 _REDUCED = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4, 8: cv2.IMREAD_REDUCED_COLOR_8}
 
 
-class ImageError(ValueError):
+class ImageError(VisionError, ValueError):
     """A photo or frame that cannot be read; the message names the file (or ``frame``)."""
 
 

@@ -21,6 +21,8 @@ import cv2
 import numpy as np
 from dicetower.vision.detector import DieDetector
 
+from .errors import VisionError
+
 __all__ = [
     "CUT_MARGIN",
     "TOUCH_OVERLAP",
@@ -74,7 +76,7 @@ CUT_MARGIN = 0.12
 MAX_BLOBS = 200
 
 
-class LocateError(ValueError):
+class LocateError(VisionError, ValueError):
     """A frame, reference or tray that cannot be used (wrong type or shape)."""
 
 

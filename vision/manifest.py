@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .errors import VisionError
+
 __all__ = [
     "DIE_FACES",
     "MAX_DICE_PER_PHOTO",
@@ -67,7 +69,7 @@ DIE_FACES: dict[str, frozenset[int]] = {
 }
 
 
-class ManifestError(ValueError):
+class ManifestError(VisionError, ValueError):
     """A manifest line that cannot be used; names the file and line."""
 
 
@@ -101,7 +103,7 @@ class ManifestEntry:
         return f"{self.manifest}:{self.line}" if self.manifest is not None else str(self.image)
 
 
-class _Bad(ValueError):
+class _Bad(VisionError, ValueError):
     """One field's problem: ``field`` names it (``dice[1].face``)."""
 
     def __init__(self, field: str, problem: str):

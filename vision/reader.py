@@ -19,6 +19,7 @@ A die read with a face also gets the centre of that face where its pips are foun
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,13 +29,14 @@ import numpy as np
 from .bodies import body_boxes
 from .colour import die_colours
 from .detector import DieDetector
+from .errors import VisionError
 from .faces.glyphs import GlyphModelError, GlyphReader, with_glyph
-from .faces.numerals import OVERRIDING_KINDS, KindRead, NumeralReader, with_kind
+from .faces.numerals import OVERRIDING_KINDS, NumeralReader, with_kind
 from .faces.pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .faces.topface import face_centres
 from .identity import balance, white_balance_gains
 from .locate import CUT_MARGIN, DieCandidate, as_bgr, locate_dice, tray_mask
-from .reading import DiceReader, DieReading, Reading, ReadStatus, UnreadableReason
+from .reading import DiceReader, DieReading, KindRead, Reading, ReadStatus, UnreadableReason
 from .view import FrameView, frame_view
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "ReaderSpecError",
     "import_reader",
     "open_reader",
+    "read_frame",
 ]
 
 #: ``locate(frame, reference, tray) -> candidates``
@@ -366,7 +369,7 @@ def _glyphs(folder: Path | None, wanted: bool) -> GlyphReader | None:
         return None
 
 
-class ReaderSpecError(ValueError):
+class ReaderSpecError(VisionError, ValueError):
     """A ``module:name`` reader that cannot be imported or does not read frames."""
 
 
@@ -388,3 +391,23 @@ def import_reader(spec: str) -> DiceReader:
     if not callable(getattr(reader, "read", None)):
         raise ReaderSpecError(f"{module_name}:{attr} is not a reader (no read(frame, reference, tray))")
     return reader
+
+
+_every_kind: FrameReader | None = None
+_every_kind_lock = threading.Lock()
+
+
+def read_frame(
+    frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
+) -> Reading:
+    """Read ``frame`` with a process-wide reader of every kind, loaded once on first use.
+
+    For scripts that read a few photos without keeping a reader: the numeral reader loads
+    once per process, not per call. A long-lived caller builds its own with :func:`open_reader`.
+    """
+    global _every_kind
+    with _every_kind_lock:
+        if _every_kind is None:
+            _every_kind = FrameReader(numerals=NumeralReader())
+        reader = _every_kind
+    return reader.read(frame, reference, tray)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DiceReader", "DieReading", "FrameStatus", "ReadStatus", "Reading", "UnreadableReason"]
+__all__ = ["DiceReader", "DieReading", "FrameStatus", "KindRead", "ReadStatus", "Reading", "UnreadableReason"]
 
 
 class ReadStatus(StrEnum):
@@ -133,6 +133,25 @@ class Reading:
             "dice": [d.to_json() for d in self.dice],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
+
+
+@dataclass(frozen=True)
+class KindRead:
+    """One crop's answer: the kind (``None`` when unsure) and face (``None`` when unsure)."""
+
+    kind: str | None
+    face: int | None
+    kind_confidence: float
+    confidence: float  #: the face class's probability
+    reason: UnreadableReason | None = None
+    #: with ``kind`` unsure: the likeliest numeral kind when the numeral kinds together are sure
+    #: (``reason`` ``kind_unsure``: surely no pip d6, so the pip reader must not read it)
+    guess: str | None = None
+
+    @property
+    def manifest_kind(self) -> str | None:
+        """The kind as manifests and readings name it: a numeral d6 is a ``d6``."""
+        return "d6" if self.kind == "d6n" else self.kind
 
 
 class DiceReader(Protocol):

@@ -14,7 +14,7 @@ from typing import Any
 
 from ...vision.detector import DetectorError
 from ...vision.eval.calibrate import (
-    CalibrationError,
+    ThresholdCalibrationError,
     calibrate,
     check_out,
     check_price,
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         reader = open_reader(args.models)
     except (FileNotFoundError, ReaderModelError, DetectorError) as exc:
-        raise CalibrationError(str(exc)) from None
+        raise ThresholdCalibrationError(str(exc)) from None
     answers = read_answers(reader, args.folders, split=args.split, errata_dir=args.errata, limit=args.limit)
     check_scored(Path(", ".join(map(str, args.folders))), answers.photos, answers.errors, [])
     view = None if args.view is None else View(args.view)

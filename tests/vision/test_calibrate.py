@@ -12,7 +12,7 @@ from dicetower.vision.detector import MODEL_PATH
 from dicetower.vision.eval.calibrate import (
     MIN_RIGHT_PER_FACE,
     Answers,
-    CalibrationError,
+    ThresholdCalibrationError,
     calibrate,
     read_answers,
 )
@@ -43,7 +43,7 @@ def _right(per_face: int, low: float = 0.6, group: int = 0) -> list[tuple[int, i
 
 def test_a_face_read_right_too_rarely_gets_no_threshold() -> None:
     rows = [r for r in _right(20) if not (r[0] == 5 and r[2] < 0.9)]  # face 5 keeps 5 dice
-    with pytest.raises(CalibrationError, match=r"each face needs 10; 5: 5"):
+    with pytest.raises(ThresholdCalibrationError, match=r"each face needs 10; 5: 5"):
         calibrate(_answers(rows))
     calibrate(_answers(_right(MIN_RIGHT_PER_FACE)))  # exactly enough is enough
 
@@ -66,9 +66,9 @@ def test_confident_wrong_faces_are_priced_out_and_counted_per_folder() -> None:
     # Priced at nothing, a wrong face costs less than any re-roll: nothing is rejected.
     free = calibrate(answers, wrong_cost=0.0)
     assert free.stats["reject_rate_target"] == 0.0 and free.outcomes["b"] == (120, 3, 0)
-    with pytest.raises(CalibrationError, match="max_reject"):
+    with pytest.raises(ThresholdCalibrationError, match="max_reject"):
         calibrate(answers, max_reject=1.5)
-    with pytest.raises(CalibrationError, match="wrong_cost"):
+    with pytest.raises(ThresholdCalibrationError, match="wrong_cost"):
         calibrate(answers, wrong_cost=float("nan"))
 
 
@@ -124,9 +124,9 @@ def test_a_views_thresholds_are_chosen_on_its_frames_and_the_others_keep_the_car
     few = _answers([r for r in _right(20) if not (r[0] == 5 and r[2] < 0.9)], view="top_down")
     assert calibrate(few, view=View.TOP_DOWN, current=current).thresholds[5] == 0.8
     # ... but a view no frame was seen in, or a card without every view's thresholds, is refused.
-    with pytest.raises(CalibrationError, match="no frame of these photos is top_down"):
+    with pytest.raises(ThresholdCalibrationError, match="no frame of these photos is top_down"):
         calibrate(oblique, view=View.TOP_DOWN, current=current)
-    with pytest.raises(CalibrationError, match="for every view"):
+    with pytest.raises(ThresholdCalibrationError, match="for every view"):
         calibrate(top, view=View.TOP_DOWN, current={"top_down": card})
 
 

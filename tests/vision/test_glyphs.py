@@ -19,8 +19,7 @@ from dicetower.vision.faces.glyphs import (
     text_face,
     with_glyph,
 )
-from dicetower.vision.faces.numerals import KindRead
-from dicetower.vision.reading import UnreadableReason
+from dicetower.vision.reading import KindRead, UnreadableReason
 
 
 def test_each_kind_takes_only_its_own_numerals() -> None:

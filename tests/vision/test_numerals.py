@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from dicetower.vision.faces.numerals import (
     KIND_OF_CLASS,
-    KindRead,
     NumeralModelError,
     NumeralReader,
     class_names,
@@ -16,7 +15,7 @@ from dicetower.vision.faces.numerals import (
 )
 from dicetower.vision.locate import DieCandidate
 from dicetower.vision.reader import FrameReader
-from dicetower.vision.reading import DieReading, ReadStatus, UnreadableReason
+from dicetower.vision.reading import DieReading, KindRead, ReadStatus, UnreadableReason
 from dicetower.vision.synth.numerals import FACES, KINDS, NumeralStyle, TrayDie, render_crop, render_tray
 from dicetower.vision.training.numerals.data import TEST_SEED
 

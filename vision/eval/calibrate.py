@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..detector import MODEL_PATH as SHIPPED_DETECTOR
+from ..errors import VisionError
 from ..faces.thresholds import MAX_REJECT, WRONG_COST, choose_reject_rate, taken
 from ..reader import FrameReader
 from ..view import View
@@ -50,7 +51,7 @@ __all__ = [
     "MIN_RIGHT_PER_FACE",
     "Answers",
     "Calibration",
-    "CalibrationError",
+    "ThresholdCalibrationError",
     "calibrate",
     "check_out",
     "check_price",
@@ -66,7 +67,7 @@ _DETECTOR_FILES = ("detector.onnx", "detector.json")
 _SHIPPED = SHIPPED_DETECTOR.parent.resolve()  # the shipped reader and detector live together
 
 
-class CalibrationError(ValueError):
+class ThresholdCalibrationError(VisionError, ValueError):
     """Calibration cannot be done as asked; says why."""
 
 
@@ -122,7 +123,7 @@ def read_answers(
     """
     names = tuple(Path(f).resolve().name for f in folders)
     if len(set(names)) != len(names):
-        raise CalibrationError(f"each folder once: {', '.join(names)}")
+        raise ThresholdCalibrationError(f"each folder once: {', '.join(names)}")
     answers = Answers(names)
     with reader.faces.thresholds_at_zero():
         for g, folder in enumerate(folders):
@@ -149,9 +150,11 @@ def read_answers(
 def check_price(wrong_cost: float, max_reject: float) -> None:
     """Refuse a price that is not a finite number of re-rolls, or a reject cap outside [0, 1)."""
     if not (math.isfinite(wrong_cost) and wrong_cost >= 0):
-        raise CalibrationError(f"wrong_cost is a number of re-rolls, at least 0: got {wrong_cost}")
+        raise ThresholdCalibrationError(f"wrong_cost is a number of re-rolls, at least 0: got {wrong_cost}")
     if not 0.0 <= max_reject < 1.0:
-        raise CalibrationError(f"max_reject is a share of right answers from 0 to below 1: got {max_reject}")
+        raise ThresholdCalibrationError(
+            f"max_reject is a share of right answers from 0 to below 1: got {max_reject}"
+        )
 
 
 def calibrate(
@@ -177,7 +180,7 @@ def calibrate(
         chosen, stats, short = _choose(conf, pred, labels, groups, wrong_cost, max_reject)
         if short:
             counts = ", ".join(f"{f}: {n}" for f, n in short.items())
-            raise CalibrationError(
+            raise ThresholdCalibrationError(
                 f"too few dice read right to set a threshold (each face needs {MIN_RIGHT_PER_FACE};"
                 f" {counts}); label more photos"
             )
@@ -185,11 +188,15 @@ def calibrate(
         took = taken(conf, pred, thr)
     else:
         if current is None or any(str(v) not in current for v in View):
-            raise CalibrationError("a view's thresholds need the card's for every view, for the other frames")
+            raise ThresholdCalibrationError(
+                "a view's thresholds need the card's for every view, for the other frames"
+            )
         views = np.asarray(answers.views, dtype=object)
         seen = views == str(view)
         if not seen.any():
-            raise CalibrationError(f"no frame of these photos is {view}: nothing to choose its thresholds on")
+            raise ThresholdCalibrationError(
+                f"no frame of these photos is {view}: nothing to choose its thresholds on"
+            )
         chosen, stats, short = _choose(
             conf[seen], pred[seen], labels[seen], groups[seen], wrong_cost, max_reject
         )
@@ -283,12 +290,16 @@ def check_out(out: Path, base: Path | None, force: bool = False) -> None:
     one that holds anything but a model folder's files unless ``force``; before any photo is read."""
     out = Path(out)
     if out.resolve() in (_models_dir(base), _SHIPPED):
-        raise CalibrationError(f"{out}: would overwrite the models it calibrates; choose another --out")
+        raise ThresholdCalibrationError(
+            f"{out}: would overwrite the models it calibrates; choose another --out"
+        )
     if not out.exists():
         return
     if not out.is_dir():
-        raise CalibrationError(f"{out}: not a folder")
+        raise ThresholdCalibrationError(f"{out}: not a folder")
     ours = {*_READER_FILES, *_DETECTOR_FILES}
     others = sorted(p.name for p in out.iterdir() if p.name not in ours and not p.name.endswith(".onnx"))
     if others and not force:
-        raise CalibrationError(f"{out}: holds other files ({', '.join(others[:3])}); choose an empty folder")
+        raise ThresholdCalibrationError(
+            f"{out}: holds other files ({', '.join(others[:3])}); choose an empty folder"
+        )

@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..errors import VisionError
 from ..manifest import ManifestEntry
 
 __all__ = ["MAX_ERRATA", "ErrataError", "Erratum", "apply_errata", "errata_for", "read_errata"]
@@ -35,7 +36,7 @@ __all__ = ["MAX_ERRATA", "ErrataError", "Erratum", "apply_errata", "errata_for",
 MAX_ERRATA = 10_000
 
 
-class ErrataError(ValueError):
+class ErrataError(VisionError, ValueError):
     """An errata file that cannot be used; names the file and line."""
 
 

@@ -51,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import VisionError
 from ..imageio import ImageError, load_image, load_image_info
 from ..manifest import LabelledDie, ManifestEntry, check_boxes, read_manifest
 from ..reading import DiceReader, DieReading, Reading, ReadStatus
@@ -86,7 +87,7 @@ BIAS_SHUFFLES = 2000
 Box = tuple[float, float, float, float]
 
 
-class EvalError(ValueError):
+class EvalError(VisionError, ValueError):
     """An eval that cannot run as asked (e.g. a split requested without the splits module)."""
 
 

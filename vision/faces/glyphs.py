@@ -14,11 +14,11 @@ import cv2
 import numpy as np
 
 from ..dnn import load_card
+from ..errors import VisionError
 from ..models import shipped_dir
-from ..reading import UnreadableReason
+from ..reading import KindRead, UnreadableReason
 from .ink import ink_grey
 from .numeral_centre import numeral_centre
-from .numerals import KindRead
 
 __all__ = [
     "GLYPH_INPUT",
@@ -113,7 +113,7 @@ def glyph_blob(crops: np.ndarray) -> np.ndarray:
 _MODEL, _META = "glyph_reader.onnx", "glyph_reader.json"
 
 
-class GlyphModelError(RuntimeError):
+class GlyphModelError(VisionError, RuntimeError):
     """The glyph model or its card is missing or does not match this code."""
 
 

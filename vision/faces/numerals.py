@@ -18,17 +18,16 @@ Model: ``models/numeral_reader.onnx`` + ``.json`` (classes, temperature, thresho
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
 
 from ..dnn import load_card
+from ..errors import VisionError
 from ..models import shipped_dir
-from ..reading import DieReading, ReadStatus, UnreadableReason
+from ..reading import DieReading, KindRead, ReadStatus, UnreadableReason
 from .pips import contrast_grey, crop_die
 
 __all__ = [
@@ -36,13 +35,11 @@ __all__ = [
     "KIND_OF_CLASS",
     "NUMERAL_KINDS",
     "OVERRIDING_KINDS",
-    "KindRead",
     "NumeralModelError",
     "NumeralReader",
     "class_names",
     "numeral_blob",
     "numeral_crops",
-    "read_frame",
     "with_kind",
 ]
 
@@ -79,27 +76,8 @@ _KIND_INDEX: dict[str, np.ndarray] = {
 _CLASSES = class_names()
 
 
-class NumeralModelError(RuntimeError):
+class NumeralModelError(VisionError, RuntimeError):
     """The numeral reader's model files are missing or do not fit this code."""
-
-
-@dataclass(frozen=True)
-class KindRead:
-    """One crop's answer: the kind (``None`` when unsure) and face (``None`` when unsure)."""
-
-    kind: str | None
-    face: int | None
-    kind_confidence: float
-    confidence: float  #: the face class's probability
-    reason: UnreadableReason | None = None
-    #: with ``kind`` unsure: the likeliest numeral kind when the numeral kinds together are sure
-    #: (``reason`` ``kind_unsure``: surely no pip d6, so the pip reader must not read it)
-    guess: str | None = None
-
-    @property
-    def manifest_kind(self) -> str | None:
-        """The kind as manifests and readings name it: a numeral d6 is a ``d6``."""
-        return "d6" if self.kind == "d6n" else self.kind
 
 
 def numeral_crops(
@@ -134,8 +112,6 @@ def numeral_blob(crops: list[np.ndarray] | np.ndarray, size: int = INPUT) -> np.
     mean = flat.mean(axis=1, keepdims=True)
     sd = flat.std(axis=1, keepdims=True) + 1e-3
     return ((flat - mean) / np.maximum(sd, 4.0)).reshape(n, 1, size, size).astype(np.float32)
-
-
 
 
 class NumeralReader:
@@ -254,22 +230,3 @@ def with_kind(die: DieReading, read: KindRead) -> DieReading:
         confidence=read.confidence,
         face_centre=None,
     )
-
-
-_default: Any = None
-_default_lock = threading.Lock()
-
-
-def read_frame(frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None) -> Any:
-    """Read ``frame`` with a process-wide reader of every kind (``dicetower eval --reader`` form).
-
-    Example: ``dicetower eval FOLDER --reader dicetower.vision.faces.numerals:read_frame``.
-    """
-    from ..reader import FrameReader
-
-    global _default
-    with _default_lock:
-        if _default is None:
-            _default = FrameReader(numerals=NumeralReader())
-        reader = _default
-    return reader.read(frame, reference, tray)

@@ -31,6 +31,7 @@ import cv2
 import numpy as np
 
 from ..dnn import load_onnx
+from ..errors import VisionError
 from ..models import shipped_dir
 from ..reading import UnreadableReason
 from ..view import TOP_DOWN_TILT, View
@@ -96,7 +97,7 @@ _MODEL = "d6_reader.onnx"
 _META = "d6_reader.json"
 
 
-class ReaderModelError(RuntimeError):
+class ReaderModelError(VisionError, RuntimeError):
     """The face-reader model or its metadata is missing or unusable."""
 
 
@@ -303,8 +304,6 @@ def blur_score(crop: np.ndarray) -> float:
 def _spread(grey: np.ndarray) -> float:
     """Standard deviation of a grey crop's pixels (``cv2.meanStdDev``: ~4 against ~20 us in numpy)."""
     return float(cv2.meanStdDev(grey)[1][0, 0])
-
-
 
 
 class D6Reader:

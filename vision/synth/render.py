@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from ..errors import VisionError
 from ..manifest import LabelledDie
 
 __all__ = [
@@ -91,7 +92,7 @@ SS = 2
 MAX_TRIES = 400
 
 
-class SynthError(ValueError):
+class SynthError(VisionError, ValueError):
     """A scene that cannot be drawn as asked (e.g. more dice than fit the tray)."""
 
 
