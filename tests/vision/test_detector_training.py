@@ -31,7 +31,7 @@ def _frames(seed: int, n: int, size: int) -> np.ndarray:
 def test_the_shipped_file_unfolds_into_a_model_that_computes_the_same() -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("onnx")
-    from dicetower.vision.training.detector.train import build_model, state_from_onnx
+    from dicetower.vision.training.detector.model import build_model, state_from_onnx
 
     model = build_model()
     model.load_state_dict(state_from_onnx(MODEL_PATH, _frames(0, 16, 160)))
@@ -62,7 +62,7 @@ def test_a_file_that_is_not_the_detector_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("onnx")
     from dicetower.vision.models import __file__ as models_init
-    from dicetower.vision.training.detector.train import state_from_onnx
+    from dicetower.vision.training.detector.model import state_from_onnx
 
     junk = tmp_path / "detector.onnx"
     junk.write_bytes(b"not a protobuf at all")

@@ -102,7 +102,7 @@ def test_the_command_refuses_files_that_are_not_readers_of_its_arch(tmp_path, ca
 
 
 def test_detector_checkpoints_make_a_detector_soup_and_nothing_else_does(tmp_path, capsys) -> None:
-    from dicetower.vision.training.detector.train import build_model
+    from dicetower.vision.training.detector.model import build_model
 
     paths = []
     for seed in range(2):

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from .render import PIP_LAYOUT, _swirls
+from .render import PIP_LAYOUT, swirls
 from .solids import Solid, face_values, shape_of
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "Font",
     "Pose",
     "SolidDrawing",
+    "body_image",
     "glyph",
     "max_tilt",
     "random_pose",
@@ -234,7 +235,7 @@ def _face_text(kind: str, value: int) -> str:
     return f"{value:02d}" if kind == "d10t" else str(value)
 
 
-def _material(look: DieLook, size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+def body_image(look: DieLook, size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
     """The body's colour over the whole patch (float BGR): plain, speckled or marbled."""
     h, w = size
     img = np.empty((h, w, 3), np.float32)
@@ -250,7 +251,7 @@ def _material(look: DieLook, size: tuple[int, int], rng: np.random.Generator) ->
         flecks = cv2.GaussianBlur(flecks, (0, 0), 0.003 * max(h, w) + 0.3)[:, :, None]
         img = img * (1 - flecks) + second * flecks
     elif look.material == "marbled":
-        _swirls(img, look.second or (220, 220, 220), int(rng.integers(2**31)))
+        swirls(img, look.second or (220, 220, 220), int(rng.integers(2**31)))
     # the body varies a little across the die (casting, wear)
     small = rng.normal(0, 1, (4, 4)).astype(np.float32)
     img *= (1 + 0.05 * cv2.resize(small, (w, h), interpolation=cv2.INTER_CUBIC))[:, :, None]
@@ -323,7 +324,7 @@ def render_solid(
     round_sigma = 0.035 * side + 0.5
     sil = np.clip((cv2.GaussianBlur(sil, (0, 0), round_sigma) - 0.5) * 4 + 0.5, 0, 1)
 
-    body = _material(look, (patch, patch), rng)
+    body = body_image(look, (patch, patch), rng)
     shade = np.full((patch, patch), ambient + 0.55 * diffuse * (1.0 + look.gloss), np.float32)
     spec = np.zeros((patch, patch), np.float32)
     ink = np.zeros((patch, patch), np.float32)

@@ -34,12 +34,12 @@ from .render import (
     SS,
     TRAY_COLOURS,
     SynthError,
-    _homography,
-    _light,
-    _paste,
-    _place,
-    _to8,
-    _tray,
+    homography,
+    light_field,
+    paste_die,
+    place_dice,
+    to_uint8,
+    tray_background,
 )
 
 __all__ = [
@@ -185,7 +185,7 @@ def random_look(
 
 
 def _outline(mask: np.ndarray, centre: tuple[float, float], angle: float) -> np.ndarray:
-    """The die's silhouette hull in canvas px, placed as :func:`.render._paste` places the patch.
+    """The die's silhouette hull in canvas px, placed as :func:`.render.paste_die` places the patch.
 
     Why not the patch's corners: a d10's or d20's outline fills less of its square patch than a
     d6's, and the label box is the die's, not the patch's.
@@ -257,11 +257,13 @@ def render_tray_tops(
     W, H = w * SS, h * SS
     unit = min(w, h) / 640 * SS
     tray = style.tray or TRAY_COLOURS[int(rng.integers(len(TRAY_COLOURS)))]
-    light, towards = _light(rng, W, H, style.light if style.light is not None else float(rng.uniform(0, 0.5)))
+    light, towards = light_field(
+        rng, W, H, style.light if style.light is not None else float(rng.uniform(0, 0.5))
+    )
     lo, hi = style.die_size
     sides = [float(rng.uniform(lo, hi)) * unit for _ in specs]
-    centres = _place(rng, sides, W, H, touching and len(specs) >= 2)
-    background = _tray(rng, W, H, tray, style.grain)
+    centres = place_dice(rng, sides, W, H, touching and len(specs) >= 2)
+    background = tray_background(rng, W, H, tray, style.grain)
     reference = background.copy()
     canvas = background.copy()
     shade = np.ones((H, W), np.float32)
@@ -280,12 +282,12 @@ def render_tray_tops(
         tops.append(((c[0] + drawn.face_at[0] - pw / 2, c[1] + drawn.face_at[1] - ph / 2), drawn.upright))
         angle = 0.0  # the pose already turns the die every way
         shadow = (towards[0] * s * 0.12, towards[1] * s * 0.12) if style.shadows else None
-        _paste(canvas, shade, patch, mask, c, angle, shadow)
+        paste_die(canvas, shade, patch, mask, c, angle, shadow)
         polys.append(_outline(mask, c, angle))
     canvas *= (shade * light)[:, :, None]
     reference *= light[:, :, None]
     amount = style.perspective if style.perspective is not None else float(rng.uniform(0, 0.03))
-    hom = _homography(rng, W, H, amount) if amount > 0 else None
+    hom = homography(rng, W, H, amount) if amount > 0 else None
     frames = []
     for img in (canvas, reference):
         if hom is not None:
@@ -314,7 +316,7 @@ def render_tray_tops(
         x1, y1 = np.clip(pts.max(axis=0), 0, [w, h])
         box = (round(float(x0), 1), round(float(y0), 1), round(float(x1 - x0), 1), round(float(y1 - y0), 1))
         labels.append(LabelledDie(label_kind(spec.kind), spec.face, box, cocked=spec.cocked))
-    return _to8(frame), _to8(ref), labels, top_faces
+    return to_uint8(frame), to_uint8(ref), labels, top_faces
 
 
 def render_crop(

@@ -41,7 +41,14 @@ __all__ = [
     "SceneStyle",
     "SynthError",
     "draw_face",
+    "homography",
+    "light_field",
+    "paste_die",
+    "place_dice",
     "render_scene",
+    "swirls",
+    "to_uint8",
+    "tray_background",
 ]
 
 #: Pip centres per face in the face's unit square [-1, 1]^2 (standard Western layout).
@@ -126,7 +133,7 @@ def _rounded_mask(w: int, h: int, radius: float) -> np.ndarray:
     return mask
 
 
-def _swirls(img: np.ndarray, colour: tuple[int, int, int], seed: int) -> None:
+def swirls(img: np.ndarray, colour: tuple[int, int, int], seed: int) -> None:
     """Paint 1-4 pale, soft-edged strokes across ``img`` (float BGR, in place): marbling."""
     rng = np.random.default_rng(seed)
     side = img.shape[0]
@@ -161,7 +168,7 @@ def draw_face(
     img = np.empty((side, side, 3), np.float32)
     img[:] = body
     if swirl is not None:
-        _swirls(img, swirl, swirl_seed)
+        swirls(img, swirl, swirl_seed)
     mask = _rounded_mask(side, side, corner * side)
     # bevel: the rounded edge catches less light than the flat face
     dist = cv2.distanceTransform(mask, cv2.DIST_L2, 3)
@@ -210,7 +217,7 @@ def _cocked_patch(
     return patch, mask, side_face
 
 
-def _paste(
+def paste_die(
     canvas: np.ndarray,
     shade: np.ndarray,
     patch: np.ndarray,
@@ -251,7 +258,7 @@ def _paste(
     return corners
 
 
-def _tray(
+def tray_background(
     rng: np.random.Generator, w: int, h: int, colour: tuple[int, int, int], amount: float
 ) -> np.ndarray:
     base = np.empty((h, w, 3), np.float32)
@@ -262,7 +269,7 @@ def _tray(
     return base
 
 
-def _light(
+def light_field(
     rng: np.random.Generator, w: int, h: int, strength: float
 ) -> tuple[np.ndarray, tuple[float, float]]:
     theta = rng.uniform(0, 2 * math.pi)
@@ -273,7 +280,7 @@ def _light(
     return grad.astype(np.float32), (-ux, -uy)
 
 
-def _place(
+def place_dice(
     rng: np.random.Generator, sides: list[float], w: int, h: int, touching: bool
 ) -> list[tuple[float, float]]:
     centres: list[tuple[float, float]] = []
@@ -303,7 +310,7 @@ def _place(
     return centres
 
 
-def _homography(rng: np.random.Generator, w: int, h: int, amount: float) -> np.ndarray:
+def homography(rng: np.random.Generator, w: int, h: int, amount: float) -> np.ndarray:
     src = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
     jitter = rng.uniform(-amount, amount, (4, 2)) * np.float32([w, h])
     return cv2.getPerspectiveTransform(src, (src + jitter).astype(np.float32))
@@ -342,14 +349,14 @@ def render_scene(
     unit = min(w, h) / 640 * SS
     tray = style.tray or TRAY_COLOURS[int(rng.integers(len(TRAY_COLOURS)))]
     light_strength = style.light if style.light is not None else float(rng.uniform(0.0, 0.5))
-    light, towards = _light(rng, W, H, light_strength)
+    light, towards = light_field(rng, W, H, light_strength)
     parallax = style.parallax if style.parallax is not None else float(rng.uniform(0.0, 0.2))
     shape = style.pip_shape or str(rng.choice(["round", "round", "round", "square", "ring"]))
     lo, hi = style.die_size
     sides = [float(rng.uniform(lo, hi)) * unit for _ in range(n_dice)]
     faces = list(faces) if faces is not None else [int(rng.integers(1, 7)) for _ in range(n_dice)]
-    centres = _place(rng, sides, W, H, touching and n_dice >= 2)
-    background = _tray(rng, W, H, tray, style.grain)
+    centres = place_dice(rng, sides, W, H, touching and n_dice >= 2)
+    background = tray_background(rng, W, H, tray, style.grain)
     reference = background.copy()
     canvas = background.copy()
     shade = np.ones((H, W), np.float32)
@@ -384,15 +391,17 @@ def render_scene(
             steps = max(2, int(np.hypot(*offset) / 2))
             for k in range(steps, 0, -1):
                 at = (c[0] - offset[0] * k / steps, c[1] - offset[1] * k / steps)
-                corners.append(_paste(canvas, shade, wall, mask, at, angle, shadow if k == steps else None))
+                corners.append(
+                    paste_die(canvas, shade, wall, mask, at, angle, shadow if k == steps else None)
+                )
                 shadow = None
-        corners.append(_paste(canvas, shade, patch, mask, c, angle, shadow))
+        corners.append(paste_die(canvas, shade, patch, mask, c, angle, shadow))
         polys.append(np.vstack(corners))
         labels_meta.append((f, is_cocked))
     canvas *= (shade * light)[:, :, None]
     reference *= light[:, :, None]
     amount = style.perspective if style.perspective is not None else float(rng.uniform(0, 0.03))
-    hom = _homography(rng, W, H, amount) if amount > 0 else None
+    hom = homography(rng, W, H, amount) if amount > 0 else None
     frames = []
     for img in (canvas, reference):
         if hom is not None:
@@ -421,8 +430,8 @@ def render_scene(
         x1, y1 = np.clip(pts.max(axis=0), 0, [w, h])
         box = (round(float(x0), 1), round(float(y0), 1), round(float(x1 - x0), 1), round(float(y1 - y0), 1))
         labels.append(LabelledDie("d6", f, box, cocked=is_cocked))
-    return _to8(frame), _to8(ref), labels
+    return to_uint8(frame), to_uint8(ref), labels
 
 
-def _to8(img: np.ndarray) -> np.ndarray:
+def to_uint8(img: np.ndarray) -> np.ndarray:
     return np.clip(img, 0, 255).round().astype(np.uint8)

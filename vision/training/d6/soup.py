@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     if detector and args.ingredients[0].suffix == ".onnx":
         ap.error("detector soups take the trainer's checkpoints (.pt), not exported .onnx files")
     if detector:
-        from ..detector.train import build_model
+        from ..detector.model import build_model
 
         like = build_model().state_dict()
     else:

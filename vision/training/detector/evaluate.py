@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 from dicetower.vision.detector import MODEL_PATH, DieDetector
 from dicetower.vision.locate import locate_dice
-from dicetower.vision.training.detector.train import MATTEO_BODY_SCALE, split_photos
+from dicetower.vision.training.detector.data import MATTEO_BODY_SCALE, split_photos
 
 __all__ = ["DEFAULT_DATASETS", "evaluate", "main", "match"]
 

@@ -16,7 +16,7 @@ import numpy as np
 from ...synth.die3d import Font
 from ...synth.numerals import FACES, KINDS, NumeralStyle
 from ..backgrounds import BackgroundBank
-from ..numerals.scenes import _background, _camera, _drawn, _place
+from ..numerals.scenes import background, camera_look, drawn_die, place_die
 
 __all__ = ["render_scene"]
 
@@ -26,7 +26,7 @@ def render_scene(
 ) -> tuple[np.ndarray, np.ndarray]:
     """A ``size``-px BGR frame of 1-8 dice and their boxes ``(n, 4)`` x, y, w, h."""
     rng = np.random.default_rng(seed)
-    canvas = _background(rng, size, bank)
+    canvas = background(rng, size, bank)
     light = np.array([rng.uniform(-0.7, 0.7), rng.uniform(-0.7, 0.7), 1.0])
     shadow_dir = -light[:2] / (np.linalg.norm(light[:2]) + 1e-6) * np.array([1.0, -1.0])
     darkness = float(rng.uniform(0.2, 0.6))
@@ -52,8 +52,8 @@ def render_scene(
             continue
         kind = str(rng.choice(KINDS))
         cocked = kind != "d6" and rng.random() < 0.05
-        _d, patch, mask = _drawn(rng, kind, int(rng.choice(FACES[kind])), px, style, cocked, light)
-        boxes.append(_place(canvas, patch, mask, c, tuple(shadow_dir * 0.1 * px), darkness))
+        _d, patch, mask = drawn_die(rng, kind, int(rng.choice(FACES[kind])), px, style, cocked, light)
+        boxes.append(place_die(canvas, patch, mask, c, tuple(shadow_dir * 0.1 * px), darkness))
         placed.append((c[0], c[1], px))
-    frame = _camera(canvas, rng, typical)
+    frame = camera_look(canvas, rng, typical)
     return frame, np.array(boxes, np.float32).reshape(-1, 4)

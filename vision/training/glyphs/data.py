@@ -29,7 +29,7 @@ import cv2
 import numpy as np
 
 from ...faces.glyphs import GLYPH_INPUT, TEXTS, ink_grey
-from ...synth.die3d import BUILTIN_FONTS, Font, _material, glyph
+from ...synth.die3d import BUILTIN_FONTS, Font, body_image, glyph
 from ...synth.numerals import NumeralStyle, random_look
 from ..numerals.data import training_fonts
 
@@ -104,7 +104,7 @@ def draw_glyph_crop(seed: int, fonts: tuple[Font, ...] = BUILTIN_FONTS) -> tuple
     rng = np.random.default_rng(seed)
     look = random_look(rng, style=NumeralStyle(fonts=fonts))
     n = _DRAW
-    img = _material(look, (n, n), rng)
+    img = body_image(look, (n, n), rng)
     centre = np.array([n / 2, n / 2]) + rng.normal(0, 0.04 * n, 2)
     height = float(rng.uniform(0.24, 0.5)) * n
     tilt = float(rng.uniform(-TILT, TILT))  # the numeral (and its face) off upright

@@ -28,10 +28,10 @@ from ...faces.numerals import INPUT
 from ...faces.pips import crop_die
 from ...synth.die3d import Font, render_solid
 from ...synth.numerals import FACES, KINDS, NumeralStyle, random_look
-from ...synth.render import TRAY_COLOURS, _tray
+from ...synth.render import TRAY_COLOURS, tray_background
 from ..backgrounds import BackgroundBank
 
-__all__ = ["SceneCrop", "render_crop", "render_none"]
+__all__ = ["SceneCrop", "background", "camera_look", "drawn_die", "place_die", "render_crop", "render_none"]
 
 #: Source die sizes (px across), sampled log-uniform.
 SOURCE_SIZES = (28.0, 200.0)
@@ -47,15 +47,15 @@ class SceneCrop:
     second: int | None = None  #: a cocked die's other face (half the label each)
 
 
-def _background(rng: np.random.Generator, side: int, bank: BackgroundBank | None) -> np.ndarray:
+def background(rng: np.random.Generator, side: int, bank: BackgroundBank | None) -> np.ndarray:
     if bank is not None and len(bank) and rng.random() < 0.75:
         return bank.patch(rng, side).astype(np.float32)
     colour = TRAY_COLOURS[int(rng.integers(len(TRAY_COLOURS)))]
     colour = tuple(int(np.clip(c * rng.uniform(0.6, 1.3), 0, 255)) for c in colour)
-    return _tray(rng, side, side, colour, float(rng.uniform(2, 9)))  # type: ignore[arg-type]
+    return tray_background(rng, side, side, colour, float(rng.uniform(2, 9)))  # type: ignore[arg-type]
 
 
-def _place(
+def place_die(
     canvas: np.ndarray,
     patch: np.ndarray,
     mask: np.ndarray,
@@ -81,7 +81,7 @@ def _place(
     return (float(xs.min()), float(ys.min()), float(xs.max() - xs.min() + 1), float(ys.max() - ys.min() + 1))
 
 
-def _camera(img: np.ndarray, rng: np.random.Generator, die_px: float) -> np.ndarray:
+def camera_look(img: np.ndarray, rng: np.random.Generator, die_px: float) -> np.ndarray:
     """White balance, exposure, gamma, blur, noise and JPEG: a camera's marks on the frame."""
     img = img * rng.uniform(0.8, 1.2, 3)[None, None, :] * rng.uniform(0.6, 1.3) + rng.uniform(-20, 20)
     img = np.clip(img, 0, 255)
@@ -110,7 +110,7 @@ def _jitter(rng: np.random.Generator, box: tuple[float, float, float, float]) ->
     return (cx - w * kw / 2, cy - h * kh / 2, w * kw, h * kh)
 
 
-def _drawn(
+def drawn_die(
     rng: np.random.Generator, kind: str, face: int, px: float, style: NumeralStyle, cocked: bool, light
 ):
     look = random_look(rng, None, None, style)
@@ -136,7 +136,7 @@ def _scene(
     px = math.exp(rng.uniform(math.log(lo), math.log(hi)))
     style = NumeralStyle(fonts=fonts, tilt=float(rng.choice([8.0, 20.0, 45.0])))
     side = math.ceil(px * 2.6)
-    canvas = _background(rng, side, bank)
+    canvas = background(rng, side, bank)
     light = np.array([rng.uniform(-0.7, 0.7), rng.uniform(-0.7, 0.7), 1.0])
     shadow_dir = -light[:2] / (np.linalg.norm(light[:2]) + 1e-6) * np.array([1.0, -1.0])
     darkness = float(rng.uniform(0.2, 0.6))
@@ -144,14 +144,14 @@ def _scene(
     if rng.random() < 0.35:  # a neighbour, touching or near
         k2 = str(rng.choice(KINDS))
         px2 = px * float(rng.uniform(0.7, 1.3))
-        _d2, p2, m2 = _drawn(rng, k2, int(rng.choice(FACES[k2])), px2, style, False, light)
+        _d2, p2, m2 = drawn_die(rng, k2, int(rng.choice(FACES[k2])), px2, style, False, light)
         a = rng.uniform(0, 2 * math.pi)
         dist = (px + px2) / 2 * float(rng.uniform(0.85, 1.3))
         c2 = (centre[0] + dist * math.cos(a), centre[1] + dist * math.sin(a))
-        _place(canvas, p2, m2, c2, tuple(shadow_dir * 0.1 * px2), darkness)
-    d, patch, mask = _drawn(rng, kind, face, px, style, cocked, light)
-    box = _place(canvas, patch, mask, centre, tuple(shadow_dir * 0.1 * px), darkness)
-    return _camera(canvas, rng, px), box, px, d.next_face
+        place_die(canvas, p2, m2, c2, tuple(shadow_dir * 0.1 * px2), darkness)
+    d, patch, mask = drawn_die(rng, kind, face, px, style, cocked, light)
+    box = place_die(canvas, patch, mask, centre, tuple(shadow_dir * 0.1 * px), darkness)
+    return camera_look(canvas, rng, px), box, px, d.next_face
 
 
 def render_crop(
