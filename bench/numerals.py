@@ -29,8 +29,9 @@ import numpy as np
 from dicetower.vision.faces.glyphs import GlyphReader
 from dicetower.vision.faces.numerals import NumeralReader
 from dicetower.vision.faces.pips import D6Reader
+from dicetower.vision.kinds import DRAWN_KINDS, KINDS
 from dicetower.vision.reader import FrameReader
-from dicetower.vision.synth.numerals import FACES, KINDS, TrayDie, render_tray
+from dicetower.vision.synth.numerals import TrayDie, render_tray
 
 MODELS = Path(__file__).resolve().parents[1] / "vision" / "models"
 
@@ -41,13 +42,16 @@ _GLYPH_KIND = {"d6": "d6n", "d6n": "d6n", "d10": "d10", "d10t": "d10t", "d20": "
 
 def _tray(n: int) -> tuple[np.ndarray, list[tuple[float, float, float, float]]]:
     rng = np.random.default_rng(n)
-    dice = [TrayDie(k, int(rng.choice(FACES[k]))) for k in (KINDS[i % len(KINDS)] for i in range(n))]
+    dice = [
+        TrayDie(k, int(rng.choice(KINDS[k].faces)))
+        for k in (DRAWN_KINDS[i % len(DRAWN_KINDS)] for i in range(n))
+    ]
     frame, _ref, labels = render_tray(n, dice, (960, 960) if n > 12 else (640, 640))
     return frame, [d.box for d in labels if d.box is not None]
 
 
 def _glyph_kinds(n: int) -> list[str]:
-    return [_GLYPH_KIND[KINDS[i % len(KINDS)]] for i in range(n)]
+    return [_GLYPH_KIND[DRAWN_KINDS[i % len(DRAWN_KINDS)]] for i in range(n)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,7 +93,10 @@ def main(argv: list[str] | None = None) -> int:
     frames = []
     for n in a.dice:
         rng = np.random.default_rng(100 + n)
-        dice = [TrayDie(k, int(rng.choice(FACES[k]))) for k in (KINDS[i % len(KINDS)] for i in range(n))]
+        dice = [
+            TrayDie(k, int(rng.choice(KINDS[k].faces)))
+            for k in (DRAWN_KINDS[i % len(DRAWN_KINDS)] for i in range(n))
+        ]
         frame, ref, _labels = render_tray(100 + n, dice, (960, 960) if n > 12 else (640, 640))
         with_bodies = FrameReader(numerals=numerals)
         without = FrameReader(numerals=numerals)

@@ -335,11 +335,11 @@ class DiceSet:
     @classmethod
     def parse(cls, table: Mapping[str, Any]) -> DiceSet:
         from ..vision.colour import COLOUR_NAMES
-        from ..vision.faces.numerals import NUMERAL_KINDS
+        from ..vision.kinds import readable_labels
 
         # the kinds the reader reads (a numeral d6 is a d6): a d4, d8 or d12 in the tray would
         # fail every throw as unreadable, so it is refused here, where the cause is plain
-        readable = tuple(dict.fromkeys("d6" if k == "d6n" else k for k in NUMERAL_KINDS))
+        readable = readable_labels()
 
         dice: list[TrayDie] = []
         for role, value in table.items():

@@ -34,6 +34,7 @@ import numpy as np
 from .colour import body_hsv_batch, colour_name, name_distances
 from .errors import VisionError
 from .faces.pips import crop_die
+from .kinds import label_of
 from .reading import DieReading, ReadStatus
 
 __all__ = [
@@ -134,9 +135,9 @@ def identify(
         colours = [colour_name(hsv) for hsv in hsvs]
     readable = [i for i, d in enumerate(dice) if d.status is ReadStatus.READ]
     names: dict[int, str] = {}
-    for kind in {_kind(dice[i].kind) for i in readable}:
-        members = _left_to_right(dice, [i for i in readable if _kind(dice[i].kind) == kind])
-        wanted = [(name, colour) for name, k, colour in entries if _kind(k) == kind]
+    for kind in {label_of(dice[i].kind) for i in readable}:
+        members = _left_to_right(dice, [i for i in readable if label_of(dice[i].kind) == kind])
+        wanted = [(name, colour) for name, k, colour in entries if label_of(k) == kind]
         if not wanted:
             continue
         cost = np.full((len(members), len(wanted)), _FORBIDDEN)
@@ -193,11 +194,6 @@ def assign(cost: np.ndarray) -> list[tuple[int, int]]:
             match[c0] = match[c1]
             c0 = c1
     return sorted((match[c] - 1, c - 1) for c in range(1, cols + 1) if match[c])
-
-
-def _kind(kind: str) -> str:
-    """A numeral d6 reads as ``d6`` (the manifest's kind), so a set's ``d6n`` is a ``d6`` here."""
-    return "d6" if kind == "d6n" else kind
 
 
 def _left_to_right(dice: Sequence[DieReading], members: list[int]) -> list[int]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import VisionError
+from .kinds import LABELS, faces_of
 
 __all__ = [
     "DIE_FACES",
@@ -57,16 +58,8 @@ MAX_DICE_PER_PHOTO = 1000
 #: How far (photo pixels) a box may reach past the photo's edge: labels are written to 0.1 px.
 BOX_EDGE_SLACK = 0.5
 
-#: The die kinds a label may name, and the faces printed on each.
-DIE_FACES: dict[str, frozenset[int]] = {
-    "d4": frozenset(range(1, 5)),
-    "d6": frozenset(range(1, 7)),
-    "d8": frozenset(range(1, 9)),
-    "d10": frozenset(range(10)),
-    "d10t": frozenset(range(0, 100, 10)),
-    "d12": frozenset(range(1, 13)),
-    "d20": frozenset(range(1, 21)),
-}
+#: The die kinds a label may name, and the faces printed on each (from the table of kinds).
+DIE_FACES: dict[str, frozenset[int]] = {label: frozenset(faces_of(label)) for label in LABELS}
 
 
 class ManifestError(VisionError, ValueError):
@@ -112,7 +105,7 @@ class _Bad(VisionError, ValueError):
 
 def _faces_text(kind: str) -> str:
     faces = sorted(DIE_FACES[kind])
-    step = " in steps of 10" if kind == "d10t" else ""
+    step = f" in steps of {faces[1] - faces[0]}" if faces[1] - faces[0] != 1 else ""
     return f"faces {faces[0]}-{faces[-1]}{step}"
 
 

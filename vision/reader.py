@@ -31,16 +31,16 @@ from .colour import die_colours
 from .detector import DieDetector
 from .errors import VisionError
 from .faces.glyphs import GlyphModelError, GlyphReader, with_glyph
-from .faces.numerals import OVERRIDING_KINDS, NumeralReader, with_kind
+from .faces.numerals import NumeralReader, with_kind
 from .faces.pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .faces.topface import face_centres
 from .identity import balance, white_balance_gains
+from .kinds import BODY_KINDS, NUMERAL_KINDS
 from .locate import CUT_MARGIN, DieCandidate, as_bgr, locate_dice, tray_mask
 from .reading import DiceReader, DieReading, KindRead, Reading, ReadStatus, UnreadableReason
 from .view import FrameView, frame_view
 
 __all__ = [
-    "BODY_KINDS",
     "BODY_PART",
     "BODY_SAME_IOU",
     "CUT_ASPECT",
@@ -64,9 +64,6 @@ MAX_DICE = 200
 #: unreadable: an unreadable die makes the tower throw again, a rubber foot should not. Chosen on
 #: the val split (see BENCHMARKS.md); a real die below the bar is still reported unreadable.
 NOT_A_DIE_DROP = NOT_A_DIE
-#: Kinds a die body must be read as to replace the detector's boxes inside it: the kinds whose
-#: numerals the pip-d6 detector boxes one by one (a numeral d6 is boxed whole).
-BODY_KINDS = frozenset({"d10", "d10t", "d20"})
 #: A body overlapping a located box by this IoU is that box (the detector found the die).
 BODY_SAME_IOU = 0.5
 #: A located box inside a body and wider than this share of it is the die itself, not a
@@ -257,7 +254,7 @@ class FrameReader:
         unsure_kinds: dict[int, KindRead] = {}  # surely numeral dice of an unsure kind
         if self.numerals is not None and need:
             numeral_reads = self.numerals.read_crops(self.numerals.crops(frame, [cands[i].box for i in need]))
-            kinds = {i: k for i, k in zip(need, numeral_reads, strict=True) if k.kind in OVERRIDING_KINDS}
+            kinds = {i: k for i, k in zip(need, numeral_reads, strict=True) if k.kind in NUMERAL_KINDS}
             unsure = UnreadableReason.KIND_UNSURE
             unsure_kinds = {i: k for i, k in zip(need, numeral_reads, strict=True) if k.reason is unsure}
             if self.glyphs is not None and kinds:

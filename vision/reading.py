@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .kinds import label_of
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -151,7 +153,7 @@ class KindRead:
     @property
     def manifest_kind(self) -> str | None:
         """The kind as manifests and readings name it: a numeral d6 is a ``d6``."""
-        return "d6" if self.kind == "d6n" else self.kind
+        return None if self.kind is None else label_of(self.kind)
 
 
 class DiceReader(Protocol):

@@ -34,9 +34,10 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ...vision.kinds import DRAWN_KINDS, KINDS, Reader, faces_of, label_of
 from ...vision.manifest import LabelledDie
 from ...vision.synth import SceneStyle, render_scene
-from ...vision.synth.numerals import FACES, NUMERAL_COLOURS, NumeralStyle, render_tray
+from ...vision.synth.numerals import NUMERAL_COLOURS, NumeralStyle, render_tray
 from ...vision.synth.numerals import TrayDie as DrawnDie
 from ..clock import Clock
 from ..config import FAULTS, TrayDie
@@ -45,8 +46,8 @@ from . import CameraBackend, SolenoidWatch
 
 __all__ = ["SimCamera"]
 
-#: The die kinds the simulated camera draws (a config ``d6`` is a pip d6).
-DRAWN_KINDS = ("d6", "d10", "d10t", "d20")
+#: The die kinds the simulated camera draws, as a config names them (a config ``d6`` is a pip d6).
+DRAWN_LABELS = tuple(dict.fromkeys(label_of(k) for k in DRAWN_KINDS if KINDS[k].reader is not Reader.NONE))
 #: Numeral dice are drawn this wide (px at 640 px): a tower camera is set so a d20's top
 #: numeral spans a dozen pixels or more.
 NUMERAL_DIE_PX = (64.0, 84.0)
@@ -80,9 +81,9 @@ class SimCamera(CameraBackend):
             dice = [TrayDie("d6", "white")] * 4 + [TrayDie("d6", "red", "wild")]
         dice = list(dice)
         for d in dice:
-            if d.kind not in DRAWN_KINDS:
+            if d.kind not in DRAWN_LABELS:
                 raise CameraUnavailableError(
-                    f"the simulated camera draws {', '.join(DRAWN_KINDS)} only; the tray has a {d.kind}"
+                    f"the simulated camera draws {', '.join(DRAWN_LABELS)} only; the tray has a {d.kind}"
                 )
         #: drawn by the numeral renderer: the tray holds a kind other than the pip d6
         self.numeral = any(d.kind != "d6" for d in dice)
@@ -177,7 +178,7 @@ class SimCamera(CameraBackend):
     def _new_face(self, i: int) -> int:
         """A fair face for die ``i`` from the RNG (the manifest's faces: a d10t shows 0, 10, ... 90)."""
         kind = self.dice[i].kind
-        return self.rng.randint(1, 6) if kind == "d6" else self.rng.choice(FACES[kind])
+        return self.rng.choice(faces_of(kind))
 
     def watch_solenoid(self, pin: Any) -> None:
         self._watch = SolenoidWatch(pin)

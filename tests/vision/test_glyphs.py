@@ -19,6 +19,7 @@ from dicetower.vision.faces.glyphs import (
     text_face,
     with_glyph,
 )
+from dicetower.vision.kinds import KINDS
 from dicetower.vision.reading import KindRead, UnreadableReason
 
 
@@ -92,13 +93,13 @@ def test_a_card_that_does_not_match_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["d20", "d10", "d10t", "d6n"])
 def test_held_out_renders_are_read_upright_and_never_surely_wrong(kind: str) -> None:
-    from dicetower.vision.synth.numerals import FACES, render_crop
+    from dicetower.vision.synth.numerals import render_crop
     from dicetower.vision.training.numerals.data import TEST_SEED
 
     reader = GlyphReader()
     top1 = wrong = 0
     for i in range(12):
-        face = FACES[kind][(3 * i) % len(FACES[kind])]
+        face = KINDS[kind].faces[(3 * i) % len(KINDS[kind].faces)]
         frame, box = render_crop(TEST_SEED + 60_000 + i, kind, face)
         read = reader.read(frame, [box], [kind])[0]
         top1 += read.best == face
@@ -131,7 +132,7 @@ def test_the_trainer_wants_one_weight_per_extra_at_most(capsys: pytest.CaptureFi
 
 
 def test_the_numeral_s_own_centre_reads_d10_kites_the_box_centre_misses() -> None:
-    from dicetower.vision.synth.numerals import FACES, render_crop
+    from dicetower.vision.synth.numerals import render_crop
     from dicetower.vision.training.numerals.data import TEST_SEED
 
     with_ink = GlyphReader()
@@ -140,7 +141,7 @@ def test_the_numeral_s_own_centre_reads_d10_kites_the_box_centre_misses() -> Non
     without.ink = ()
     sure = {"with": 0, "without": 0}
     for i in range(10):
-        face = FACES["d10"][i]
+        face = KINDS["d10"].faces[i]
         frame, box = render_crop(TEST_SEED + 80_000 + i, "d10", face)
         sure["with"] += with_ink.read(frame, [box], ["d10"])[0].face == face
         sure["without"] += without.read(frame, [box], ["d10"])[0].face == face
@@ -148,14 +149,14 @@ def test_the_numeral_s_own_centre_reads_d10_kites_the_box_centre_misses() -> Non
 
 
 def test_the_coarse_turn_search_reads_what_every_turn_reads() -> None:
-    from dicetower.vision.synth.numerals import FACES, render_crop
+    from dicetower.vision.synth.numerals import render_crop
     from dicetower.vision.training.numerals.data import TEST_SEED
 
     coarse, every = GlyphReader(), GlyphReader()
     coarse.coarse, every.coarse = True, False
     same = 0
     for i, kind in enumerate(["d20", "d10", "d10t", "d6n"] * 3):
-        frame, box = render_crop(TEST_SEED + 90_000 + i, kind, FACES[kind][i % len(FACES[kind])])
+        frame, box = render_crop(TEST_SEED + 90_000 + i, kind, KINDS[kind].faces[i % len(KINDS[kind].faces)])
         a, b = coarse.read(frame, [box], [kind])[0], every.read(frame, [box], [kind])[0]
         assert a.confidence <= b.confidence + 1e-9  # a subset of the turns
         same += a.best == b.best

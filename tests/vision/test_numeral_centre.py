@@ -6,7 +6,8 @@ import cv2
 import numpy as np
 import pytest
 from dicetower.vision.faces.numeral_centre import numeral_centre
-from dicetower.vision.synth.numerals import FACES, render_crop_top
+from dicetower.vision.kinds import KINDS
+from dicetower.vision.synth.numerals import render_crop_top
 
 
 def test_a_numeral_off_the_middle_is_found_where_it_is() -> None:
@@ -27,7 +28,7 @@ def test_a_blank_die_has_no_numeral() -> None:
 def test_rendered_numerals_are_found_nearer_than_the_box_centre(kind: str) -> None:
     nearer = 0
     for i in range(8):
-        face = FACES[kind][(3 * i + 1) % len(FACES[kind])]
+        face = KINDS[kind].faces[(3 * i + 1) % len(KINDS[kind].faces)]
         frame, box, top = render_crop_top(9_000 + i, kind, face)
         side = max(box[2], box[3])
         at = numeral_centre(frame, box)

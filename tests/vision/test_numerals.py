@@ -13,10 +13,11 @@ from dicetower.vision.faces.numerals import (
     class_names,
     with_kind,
 )
+from dicetower.vision.kinds import DRAWN_KINDS, KINDS
 from dicetower.vision.locate import DieCandidate
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.reading import DieReading, KindRead, ReadStatus, UnreadableReason
-from dicetower.vision.synth.numerals import FACES, KINDS, NumeralStyle, TrayDie, render_crop, render_tray
+from dicetower.vision.synth.numerals import NumeralStyle, TrayDie, render_crop, render_tray
 from dicetower.vision.training.numerals.data import TEST_SEED
 
 
@@ -38,7 +39,7 @@ def _probs(**mass: float) -> np.ndarray:
 
 def test_classes_are_none_then_every_face_of_every_kind() -> None:
     names = class_names()
-    assert names[0] == "none" and len(names) == 1 + sum(len(FACES[k]) for k in KINDS)
+    assert names[0] == "none" and len(names) == 1 + sum(len(KINDS[k].faces) for k in DRAWN_KINDS)
     assert "d10t:90" in names and "d20:20" in names and "d10:0" in names
 
 
@@ -82,7 +83,7 @@ def test_with_kind_leaves_pip_d6_to_the_pip_reader() -> None:
 
 @pytest.mark.parametrize("kind", ["d6n", "d10", "d10t", "d20"])
 def test_held_out_renders_are_told_by_kind_and_never_read_wrong(numerals: NumeralReader, kind: str) -> None:
-    faces = FACES[kind]
+    faces = KINDS[kind].faces
     crops = []
     for i, face in enumerate(faces):
         frame, box = render_crop(TEST_SEED + 50_000 + i, kind, face)
@@ -147,9 +148,9 @@ def test_the_renders_eval_reports_rejects_per_face(numerals: NumeralReader) -> N
     from dicetower.vision.training.numerals.evaluate import eval_renders
 
     out = eval_renders(4, None)["per_kind"]
-    for kind in KINDS:
+    for kind in DRAWN_KINDS:
         rates = out[kind]["per_face_reject_rate"]
-        assert list(rates) == [str(f) for f in FACES[kind][:4]]
+        assert list(rates) == [str(f) for f in KINDS[kind].faces[:4]]
         assert out[kind]["reject_ratio"] >= 1.0 and 0.0 <= out[kind]["reject_bias_p"] <= 1.0
         unread = round(sum(rates.values()) / len(rates), 5)
         assert out[kind]["unreadable"] == pytest.approx(unread)

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dicetower.vision.kinds import DRAWN_KINDS, KINDS
 from dicetower.vision.synth.numerals import (
-    FACES,
-    KINDS,
     NumeralStyle,
     TrayDie,
     render_crop,
@@ -43,9 +42,9 @@ def test_labels_name_kinds_and_faces_in_order() -> None:
         assert x >= 0 and y >= 0 and x + w <= 480 and y + h <= 360 and 15 < w < 90 and 15 < h < 90
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", DRAWN_KINDS)
 def test_each_kind_is_inside_its_box(kind: str) -> None:
-    dice = [TrayDie(kind, f, "yellow", "solid") for f in FACES[kind][:3]]
+    dice = [TrayDie(kind, f, "yellow", "solid") for f in KINDS[kind].faces[:3]]
     frame, ref, labels = render_tray(11, dice, style=CLEAN)
     diff = np.abs(frame.astype(int) - ref.astype(int)).max(axis=2) > 30
     inside = np.zeros_like(diff)
@@ -106,7 +105,7 @@ def test_the_top_face_turn_stands_its_numeral_upright(kind: str) -> None:
         pytest.skip("no shipped glyph reader")
     best_upright = 0
     for i in range(6):
-        face = FACES[kind][(5 * i + 1) % len(FACES[kind])]
+        face = KINDS[kind].faces[(5 * i + 1) % len(KINDS[kind].faces)]
         frame, box, top = render_crop_top(7_000 + i, kind, face)
         frame2, box2 = render_crop(7_000 + i, kind, face)
         assert np.array_equal(frame, frame2) and box == box2

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..dnn import load_card
 from ..errors import VisionError
+from ..kinds import KINDS, NUMERAL_KINDS
 from ..models import shipped_dir
 from ..reading import KindRead, UnreadableReason
 from .ink import ink_grey
@@ -39,7 +40,8 @@ __all__ = [
 GLYPH_INPUT = 48
 #: Degrees between the turns tried (the network is taught +-12 degrees off upright).
 STEP = 15
-#: Every numeral a tower die shows: d6 and d10 (0-9), d20 (10-20), the tens die's 00-90.
+#: The network's classes: every numeral a numeral die of the table of kinds prints (d6 and d10
+#: 0-9, d20 10-20, the tens die's 00-90; a d8's or d12's numerals are among them too).
 TEXTS: tuple[str, ...] = (
     *(str(i) for i in range(21)),
     "00",
@@ -47,24 +49,16 @@ TEXTS: tuple[str, ...] = (
 )
 #: The middle of the die box read, as a share of the box's longer side.
 CENTRAL = 0.6
-#: The kinds whose numeral may be looked for away from the box's centre (:mod:`.numeral_centre`).
-INK_KINDS = frozenset({"d6n", "d10", "d10t", "d20"})
+#: The kinds whose numeral may be looked for away from the box's centre (:mod:`.numeral_centre`):
+#: the kinds read by their numerals.
+INK_KINDS = NUMERAL_KINDS
 #: A reading off the box's centre counts at this share of its probability.
 OFF_CENTRE_WEIGHT = 0.9
 
 
 def text_face(kind: str, text: str) -> int | None:
-    """The face a numeral means on ``kind`` (``None`` when that kind has no such numeral)."""
-    if kind == "d10t":
-        return int(text) if len(text) == 2 and text.endswith("0") else None
-    value = int(text)
-    if kind in ("d6", "d6n"):
-        return value if 1 <= value <= 6 and text == str(value) else None
-    if kind == "d10":
-        return value if 0 <= value <= 9 and text == str(value) else None
-    if kind == "d20":
-        return value if 1 <= value <= 20 and text == str(value) else None
-    return None
+    """The face a numeral means on ``kind`` (``None`` when that kind prints no such numeral)."""
+    return KINDS[kind].face_of_text(text) if kind in KINDS else None
 
 
 def central_crops(

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..dnn import load_card
 from ..errors import VisionError
+from ..kinds import KINDS, NUMERAL_KINDS, NUMERAL_NETWORK_KINDS, label_of
 from ..models import shipped_dir
 from ..reading import DieReading, KindRead, ReadStatus, UnreadableReason
 from .pips import contrast_grey, crop_die
@@ -33,8 +34,6 @@ from .pips import contrast_grey, crop_die
 __all__ = [
     "INPUT",
     "KIND_OF_CLASS",
-    "NUMERAL_KINDS",
-    "OVERRIDING_KINDS",
     "NumeralModelError",
     "NumeralReader",
     "class_names",
@@ -46,15 +45,6 @@ __all__ = [
 #: Crop side the training code builds a network for; a model card's ``input`` says what a given
 #: model reads, so a model of another side still loads and reads its own crops.
 INPUT = 96
-#: Kinds the network tells apart; ``d6`` is the pip d6, ``d6n`` the d6 printed with numerals.
-NUMERAL_KINDS: tuple[str, ...] = ("d6", "d6n", "d10", "d10t", "d20")
-_FACES: dict[str, tuple[int, ...]] = {
-    "d6": tuple(range(1, 7)),
-    "d6n": tuple(range(1, 7)),
-    "d10": tuple(range(10)),
-    "d10t": tuple(range(0, 100, 10)),
-    "d20": tuple(range(1, 21)),
-}
 #: Crops read in one forward pass at most (bounds memory).
 MAX_BATCH = 64
 _MODEL = "numeral_reader.onnx"
@@ -63,7 +53,7 @@ _META = "numeral_reader.json"
 
 def class_names() -> list[str]:
     """The network's classes in output order: ``none``, then ``kind:face`` for each kind in turn."""
-    return ["none"] + [f"{k}:{f}" for k in NUMERAL_KINDS for f in _FACES[k]]
+    return ["none"] + [f"{k}:{f}" for k in NUMERAL_NETWORK_KINDS for f in KINDS[k].faces]
 
 
 #: Class index -> kind (``none`` for class 0).
@@ -71,7 +61,7 @@ KIND_OF_CLASS: tuple[str, ...] = tuple(c.split(":")[0] for c in class_names())
 
 
 _KIND_INDEX: dict[str, np.ndarray] = {
-    k: np.array([i for i, kk in enumerate(KIND_OF_CLASS) if kk == k]) for k in NUMERAL_KINDS
+    k: np.array([i for i, kk in enumerate(KIND_OF_CLASS) if kk == k]) for k in NUMERAL_NETWORK_KINDS
 }
 _CLASSES = class_names()
 
@@ -135,7 +125,7 @@ class NumeralReader:
         self.temperature = float(self.meta.get("temperature", 1.0))
         self.kind_threshold = float(self.meta.get("kind_threshold", 0.9))
         thr = self.meta.get("face_thresholds", {})
-        self.face_thresholds = {k: float(thr.get(k, 0.9)) for k in NUMERAL_KINDS}
+        self.face_thresholds = {k: float(thr.get(k, 0.9)) for k in NUMERAL_NETWORK_KINDS}
 
     def probabilities(self, crops: list[np.ndarray]) -> np.ndarray:
         """``(N, classes)`` softmax probabilities (temperature applied)."""
@@ -155,13 +145,13 @@ class NumeralReader:
         """One crop's :class:`KindRead` from its class probabilities."""
         kinds = {
             k: float(sum(p for p, kk in zip(probs, KIND_OF_CLASS, strict=True) if kk == k))
-            for k in NUMERAL_KINDS
+            for k in NUMERAL_NETWORK_KINDS
         }
         kinds["none"] = float(probs[0])
         kind = max(kinds, key=kinds.__getitem__)
         kind_p = kinds[kind]
         if kind == "none" or kind_p < self.kind_threshold:
-            numeral = [k for k in NUMERAL_KINDS if k in OVERRIDING_KINDS]
+            numeral = [k for k in NUMERAL_NETWORK_KINDS if k in NUMERAL_KINDS]
             numeral_p = sum(kinds[k] for k in numeral)
             if numeral_p >= self.kind_threshold:
                 guess = max(numeral, key=kinds.__getitem__)
@@ -184,11 +174,6 @@ class NumeralReader:
         return [self.decide(p) for p in self.probabilities(crops)]
 
 
-#: Kinds the numeral reader may give a die over the pip reader's ``d6`` (its own pip-d6 answer
-#: never overrides the pip reader, which is measured on the real d6 photos).
-OVERRIDING_KINDS = frozenset({"d6n", "d10", "d10t", "d20"})
-
-
 def with_kind(die: DieReading, read: KindRead) -> DieReading:
     """``die`` (read as a pip d6) with the numeral reader's kind and face, when it names another kind.
 
@@ -201,14 +186,14 @@ def with_kind(die: DieReading, read: KindRead) -> DieReading:
     if read.kind is None and read.reason is UnreadableReason.KIND_UNSURE and read.guess is not None:
         return replace(
             die,
-            kind="d6" if read.guess == "d6n" else read.guess,
+            kind=label_of(read.guess),
             face=None,
             status=ReadStatus.UNREADABLE,
             reason=UnreadableReason.KIND_UNSURE,
             confidence=read.kind_confidence,
             face_centre=None,
         )
-    if read.kind not in OVERRIDING_KINDS:
+    if read.kind not in NUMERAL_KINDS:
         return die
     kind = read.manifest_kind or die.kind
     if read.face is None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from ..kinds import KINDS
 from .render import PIP_LAYOUT, swirls
 from .solids import Solid, face_values, shape_of
 
@@ -231,10 +232,6 @@ def _pips_alpha(face: int) -> np.ndarray:
     return a
 
 
-def _face_text(kind: str, value: int) -> str:
-    return f"{value:02d}" if kind == "d10t" else str(value)
-
-
 def body_image(look: DieLook, size: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
     """The body's colour over the whole patch (float BGR): plain, speckled or marbled."""
     h, w = size
@@ -393,13 +390,13 @@ def _face_glyph(
     elif s.name == "icosahedron":
         up = _rotation(n, 2 * math.pi / 3 * int(rng.integers(3))) @ up
     right = np.cross(up, n)
-    if kind == "d6":
+    if KINDS[kind].pips:
         a = _pips_alpha(value)
         h_units = 1.15 * 0.92  # the pip square spans the face, inside its rounded edge
         kx = ky = h_units / a.shape[0]
         gh = a.shape[0] / 2
     else:
-        text = _face_text(kind, value)
+        text = KINDS[kind].text(value)
         marked = text in (_MARKED_ALL if look.mark_all else _MARKED)
         a, numeral_h = glyph(text, look.font, look.mark if marked else None)
         ky = s.numeral_height * (0.88 if len(text) > 1 else 1.0) / numeral_h

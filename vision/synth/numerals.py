@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from ..kinds import DRAWN_KINDS, KINDS, label_of
 from ..manifest import LabelledDie
 from .die3d import BUILTIN_FONTS, DieLook, Font, render_solid
 from .render import (
@@ -43,14 +44,11 @@ from .render import (
 )
 
 __all__ = [
-    "FACES",
-    "KINDS",
     "MATERIALS",
     "NUMERAL_COLOURS",
     "NumeralStyle",
     "TopFace",
     "TrayDie",
-    "label_kind",
     "random_look",
     "render_crop",
     "render_crop_top",
@@ -58,16 +56,6 @@ __all__ = [
     "render_tray_tops",
 ]
 
-#: The kinds drawn: pip d6, numeral d6, units d10, tens d10, d20.
-KINDS: tuple[str, ...] = ("d6", "d6n", "d10", "d10t", "d20")
-#: Printed faces per kind (the manifest's convention: a d10t's faces are 0, 10, ..., 90).
-FACES: dict[str, tuple[int, ...]] = {
-    "d6": tuple(range(1, 7)),
-    "d6n": tuple(range(1, 7)),
-    "d10": tuple(range(10)),
-    "d10t": tuple(range(0, 100, 10)),
-    "d20": tuple(range(1, 21)),
-}
 MATERIALS: tuple[str, ...] = ("solid", "speckled", "marbled", "translucent")
 
 _LIGHT_INK = ((245, 245, 245), (60, 200, 235), (90, 190, 215))  # white, yellow, gold
@@ -94,7 +82,8 @@ MAX_DICE = 40
 
 @dataclass(frozen=True)
 class TrayDie:
-    """One die to draw: ``kind`` of :data:`KINDS`, its printed ``face``, a :data:`NUMERAL_COLOURS` name."""
+    """One die to draw: a drawn ``kind`` (:mod:`~dicetower.vision.kinds`), its printed ``face``, a
+    :data:`NUMERAL_COLOURS` name."""
 
     kind: str
     face: int
@@ -122,15 +111,10 @@ class NumeralStyle:
     fonts: tuple[Font, ...] = BUILTIN_FONTS  #: numeral fonts drawn from
 
 
-def label_kind(kind: str) -> str:
-    """The manifest kind of a drawn kind: a numeral d6 is a ``d6``."""
-    return "d6" if kind == "d6n" else kind
-
-
 def _check(kind: str, face: int) -> None:
-    if kind not in FACES:
-        raise SynthError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    if face not in FACES[kind]:
+    if kind not in DRAWN_KINDS:
+        raise SynthError(f"kind must be one of {', '.join(DRAWN_KINDS)}, got {kind!r}")
+    if face not in KINDS[kind].faces:
         raise SynthError(f"a {kind} has no face {face}")
 
 
@@ -315,7 +299,7 @@ def render_tray_tops(
         x0, y0 = np.clip(pts.min(axis=0), 0, [w, h])
         x1, y1 = np.clip(pts.max(axis=0), 0, [w, h])
         box = (round(float(x0), 1), round(float(y0), 1), round(float(x1 - x0), 1), round(float(y1 - y0), 1))
-        labels.append(LabelledDie(label_kind(spec.kind), spec.face, box, cocked=spec.cocked))
+        labels.append(LabelledDie(label_of(spec.kind), spec.face, box, cocked=spec.cocked))
     return to_uint8(frame), to_uint8(ref), labels, top_faces
 
 
@@ -339,8 +323,8 @@ def render_crop_top(
     dice: list[TrayDie] = [TrayDie(kind, face, colour)]
     with_neighbour = bool(rng.random() < 0.3) if neighbour is None else neighbour
     if with_neighbour:
-        k = str(rng.choice(KINDS))
-        dice.append(TrayDie(k, int(rng.choice(FACES[k]))))
+        k = str(rng.choice(DRAWN_KINDS))
+        dice.append(TrayDie(k, int(rng.choice(KINDS[k].faces))))
     style = NumeralStyle(die_size=(130.0, 200.0), perspective=0.0)
     scene = int(rng.integers(2**31))
     try:

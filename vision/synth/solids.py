@@ -21,16 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SHAPES", "Solid", "face_values", "shape_of", "solid"]
+from ..kinds import DRAWN_KINDS, KINDS
 
-#: Kind -> solid name. ``d6`` (pips) and ``d6n`` (numerals) are both cubes.
-SHAPES: dict[str, str] = {
-    "d6": "cube",
-    "d6n": "cube",
-    "d10": "trapezohedron",
-    "d10t": "trapezohedron",
-    "d20": "icosahedron",
-}
+__all__ = ["Solid", "face_values", "shape_of", "solid"]
+
 #: Half the height of the d10's equator zig-zag over its ring radius: real d10s stand about
 #: 1.15 times as tall, apex to apex, as they are wide.
 _D10_RING_Z = 0.105
@@ -170,10 +164,11 @@ def solid(name: str) -> Solid:
 
 
 def shape_of(kind: str) -> Solid:
-    """The solid a die of ``kind`` (:data:`SHAPES`) is."""
-    if kind not in SHAPES:
-        raise ValueError(f"kind must be one of {', '.join(SHAPES)}, got {kind!r}")
-    return solid(SHAPES[kind])
+    """The solid a die of ``kind`` is (its ``shape`` in :data:`~dicetower.vision.kinds.KINDS`)."""
+    shape = KINDS[kind].shape if kind in KINDS else None
+    if shape is None:
+        raise ValueError(f"kind must be one of {', '.join(DRAWN_KINDS)}, got {kind!r}")
+    return solid(shape.value)
 
 
 def face_values(kind: str, rng: np.random.Generator) -> np.ndarray:
@@ -181,8 +176,9 @@ def face_values(kind: str, rng: np.random.Generator) -> np.ndarray:
 
     Opposite faces sum to one more than the die's highest value (d6: 7, d20: 21); a d10's
     opposite faces sum to 9 (``d10t``: 90), odd values round one apex and even round the
-    other. Which face gets which value beyond that is drawn from ``rng``: makers differ,
-    and a reader must read the face, not recognise a maker's layout.
+    other; on a d10 a value indexes the kind's printed faces (``d10t``: 1 is 10). Which face
+    gets which value beyond that is drawn from ``rng``: makers differ, and a reader must read
+    the face, not recognise a maker's layout.
     """
     s = shape_of(kind)
     values = np.full(s.n_faces, -1, np.int64)
@@ -194,7 +190,7 @@ def face_values(kind: str, rng: np.random.Generator) -> np.ndarray:
             values[s.opposite[i]] = 9 - value
         if rng.random() < 0.5:  # which apex holds the odd values
             values = 9 - values
-        return values * 10 if kind == "d10t" else values
+        return np.asarray(KINDS[kind].faces, np.int64)[values]
     top = s.n_faces if s.name == "icosahedron" else 6
     done: set[int] = set()
     low = list(rng.permutation(np.arange(1, top // 2 + 1)))

@@ -13,8 +13,9 @@ import math
 
 import numpy as np
 
+from ...kinds import DRAWN_KINDS, KINDS
 from ...synth.die3d import Font
-from ...synth.numerals import FACES, KINDS, NumeralStyle
+from ...synth.numerals import NumeralStyle
 from ..backgrounds import BackgroundBank
 from ..numerals.scenes import background, camera_look, drawn_die, place_die
 
@@ -50,9 +51,9 @@ def render_scene(
                 break
         else:
             continue
-        kind = str(rng.choice(KINDS))
+        kind = str(rng.choice(DRAWN_KINDS))
         cocked = kind != "d6" and rng.random() < 0.05
-        _d, patch, mask = drawn_die(rng, kind, int(rng.choice(FACES[kind])), px, style, cocked, light)
+        _d, patch, mask = drawn_die(rng, kind, int(rng.choice(KINDS[kind].faces)), px, style, cocked, light)
         boxes.append(place_die(canvas, patch, mask, c, tuple(shadow_dir * 0.1 * px), darkness))
         placed.append((c[0], c[1], px))
     frame = camera_look(canvas, rng, typical)

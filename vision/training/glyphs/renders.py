@@ -21,7 +21,8 @@ import cv2
 import numpy as np
 
 from ...faces.glyphs import CENTRAL, GLYPH_INPUT, TEXTS, central_crops
-from ...synth.numerals import FACES, render_crop_top
+from ...kinds import KINDS
+from ...synth.numerals import render_crop_top
 from .data import HALF_TURN_ALIKE
 
 __all__ = ["SEED", "face_text", "main", "render_upright"]
@@ -44,7 +45,7 @@ def _one(args: tuple[int, int, float, float]) -> tuple[np.ndarray, np.ndarray]:
     kinds = list(KIND_WEIGHTS)
     p = np.array([KIND_WEIGHTS[k] for k in kinds])
     kind = str(rng.choice(kinds, p=p / p.sum()))
-    face = int(rng.choice(FACES[kind]))
+    face = int(rng.choice(KINDS[kind].faces))
     frame, box, top = render_crop_top(seed, kind, face)
     side = max(box[2], box[3])
     cx, cy = np.array(top.centre) + rng.uniform(-shift, shift, 2) * side

@@ -37,10 +37,10 @@ import cv2
 import numpy as np
 
 from ...eval.splits import d20_split, d20_splits, split_of
-from ...faces.numerals import INPUT, NUMERAL_KINDS, class_names, numeral_blob
+from ...faces.numerals import INPUT, class_names, numeral_blob
 from ...faces.pips import crop_die
+from ...kinds import KINDS, NUMERAL_NETWORK_KINDS
 from ...synth.die3d import BUILTIN_FONTS, Font
-from ...synth.numerals import FACES
 from ..backgrounds import BackgroundBank, load_bank
 from .scenes import render_crop, render_none
 
@@ -61,7 +61,7 @@ VAL_SEED = 2_000_000
 #: Held-out renders: used only by :mod:`.numerals_eval`.
 TEST_SEED = 3_000_000
 #: Kind labels: the reader's kinds, then ``none``.
-KIND_LABELS: tuple[str, ...] = (*NUMERAL_KINDS, "none")
+KIND_LABELS: tuple[str, ...] = (*NUMERAL_NETWORK_KINDS, "none")
 #: Share of each kind among rendered dice (more faces, more crops).
 _KIND_WEIGHTS = {"d6": 0.8, "d6n": 1.2, "d10": 2.0, "d10t": 2.0, "d20": 3.5}
 _NONE_SHARE = 0.07
@@ -125,7 +125,7 @@ def _render_range(args: tuple[int, int]) -> tuple[np.ndarray, list[int], list[in
             y2s.append(-1)
             continue
         kind = str(rng.choice(kinds, p=weights))
-        face = int(rng.choice(FACES[kind]))
+        face = int(rng.choice(KINDS[kind].faces))
         c = render_crop(seed, kind, face, bank=_BANK, fonts=_FONTS)
         crops.append(c.crop)
         ys.append(_CLASS[f"{kind}:{face}"])

@@ -47,10 +47,11 @@ from ...eval.splits import background_of, d20_split, d20_splits
 from ...faces.glyphs import GlyphReader
 from ...faces.numerals import NumeralReader, class_names
 from ...identity import identify
+from ...kinds import DRAWN_KINDS, KINDS, NUMERAL_KINDS, label_of
 from ...locate import DieCandidate
 from ...reader import FrameReader, open_reader
 from ...reading import ReadStatus
-from ...synth.numerals import FACES, KINDS, NUMERAL_COLOURS, NumeralStyle, TrayDie, render_crop, render_tray
+from ...synth.numerals import NUMERAL_COLOURS, NumeralStyle, TrayDie, render_crop, render_tray
 from ...synth.render import TRAY_COLOURS
 from .data import TEST_SEED, TRAIN_SEED, VAL_SEED
 
@@ -195,15 +196,14 @@ def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -
     together (:func:`~dicetower.vision.faces.glyphs.with_glyph`), as in the frame reader.
     """
     from ...faces.glyphs import with_glyph
-    from ...faces.numerals import OVERRIDING_KINDS
 
     reader, glyphs = _face_readers(models)
     out = {}
-    for ki, kind in enumerate(KINDS):
+    for ki, kind in enumerate(DRAWN_KINDS):
         crops, truth, frames = [], [], []
         for i in range(n_per_kind):
             seed = seed0 + ki * 100_000 + i
-            face = FACES[kind][i % len(FACES[kind])]
+            face = KINDS[kind].faces[i % len(KINDS[kind].faces)]
             frame, box = render_crop(seed, kind, face)
             crops.append(reader.crops(frame, [box])[0])
             truth.append(face)
@@ -212,7 +212,7 @@ def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -
         if glyphs is not None:
             reads = [
                 with_glyph(r, glyphs.read(f, [b], [str(r.kind)], [r.kind_confidence])[0])
-                if r.kind in OVERRIDING_KINDS
+                if r.kind in NUMERAL_KINDS
                 else r
                 for r, (f, b) in zip(reads, frames, strict=True)
             ]
@@ -241,14 +241,10 @@ def eval_renders(n_per_kind: int, models: Path | None, seed0: int = TEST_SEED) -
     return {"figure": "renders", "seed": seed0, "what": "renders (not real photos)", "per_kind": out}
 
 
-def _read_kind(kind: str) -> str:
-    return "d6" if kind == "d6n" else kind
-
-
 def _tray_dice(rng: np.random.Generator) -> list[TrayDie]:
-    kinds = list(KINDS) + [str(k) for k in rng.choice(KINDS, int(rng.integers(0, 4)))]
+    kinds = list(DRAWN_KINDS) + [str(k) for k in rng.choice(DRAWN_KINDS, int(rng.integers(0, 4)))]
     colours = list(NUMERAL_COLOURS)
-    return [TrayDie(k, int(rng.choice(FACES[k])), str(rng.choice(colours))) for k in kinds]
+    return [TrayDie(k, int(rng.choice(KINDS[k].faces)), str(rng.choice(colours))) for k in kinds]
 
 
 def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) -> dict:
@@ -277,11 +273,11 @@ def eval_trays(n: int, models: Path | None, seed0: int = TEST_SEED + 900_000) ->
             matched, extra = match_dice(boxes, [r.centres for r in reading.dice])
             c["extra"] += len(extra)
             # a numeral d6 reads as a d6: a d6 and a d6n of one colour are told apart by place only
-            keyed = Counter((_read_kind(d.kind), d.colour) for d in dice)
+            keyed = Counter((label_of(d.kind), d.colour) for d in dice)
             dice_set = {
                 f"die{i}": (labels[i].die, d.colour)
                 for i, d in enumerate(dice)
-                if keyed[(_read_kind(d.kind), d.colour)] == 1
+                if keyed[(label_of(d.kind), d.colour)] == 1
             }
             read_dice = list(reading.dice)
             ids = identify(read_dice, dice_set, frame, ref, tray_colour=tray)

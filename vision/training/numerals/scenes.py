@@ -26,8 +26,9 @@ import numpy as np
 
 from ...faces.numerals import INPUT
 from ...faces.pips import crop_die
+from ...kinds import DRAWN_KINDS, KINDS
 from ...synth.die3d import Font, render_solid
-from ...synth.numerals import FACES, KINDS, NumeralStyle, random_look
+from ...synth.numerals import NumeralStyle, random_look
 from ...synth.render import TRAY_COLOURS, tray_background
 from ..backgrounds import BackgroundBank
 
@@ -142,9 +143,9 @@ def _scene(
     darkness = float(rng.uniform(0.2, 0.6))
     centre = (side / 2 + rng.normal(0, 0.05 * px), side / 2 + rng.normal(0, 0.05 * px))
     if rng.random() < 0.35:  # a neighbour, touching or near
-        k2 = str(rng.choice(KINDS))
+        k2 = str(rng.choice(DRAWN_KINDS))
         px2 = px * float(rng.uniform(0.7, 1.3))
-        _d2, p2, m2 = drawn_die(rng, k2, int(rng.choice(FACES[k2])), px2, style, False, light)
+        _d2, p2, m2 = drawn_die(rng, k2, int(rng.choice(KINDS[k2].faces)), px2, style, False, light)
         a = rng.uniform(0, 2 * math.pi)
         dist = (px + px2) / 2 * float(rng.uniform(0.85, 1.3))
         c2 = (centre[0] + dist * math.cos(a), centre[1] + dist * math.sin(a))
@@ -176,8 +177,8 @@ def render_none(
 ) -> SceneCrop:
     """A crop that holds no die: the background, or a piece of a die at a box's edge."""
     rng = np.random.default_rng(seed)
-    kind = str(rng.choice(KINDS))
-    frame, box, px, _ = _scene(rng, kind, int(rng.choice(FACES[kind])), bank, fonts, False)
+    kind = str(rng.choice(DRAWN_KINDS))
+    frame, box, px, _ = _scene(rng, kind, int(rng.choice(KINDS[kind].faces)), bank, fonts, False)
     x, y, w, h = box
     if rng.random() < 0.5:  # a piece: a small box at the die's edge
         a = rng.uniform(0, 2 * math.pi)

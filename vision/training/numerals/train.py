@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from ...faces.numerals import INPUT, KIND_OF_CLASS, NUMERAL_KINDS, class_names
+from ...faces.numerals import INPUT, KIND_OF_CLASS, class_names
+from ...kinds import NUMERAL_NETWORK_KINDS
 from .data import KIND_LABELS
 from .model import export, make_model
 
@@ -209,18 +210,20 @@ def calibrate(logits: np.ndarray, y: np.ndarray, kind: np.ndarray, wrong_rate: f
         best = min(best, (float(nll), float(t)))
     temperature = best[1]
     p = _softmax(logits / temperature)
-    kind_cols = {k: np.array([j for j, kk in enumerate(KIND_OF_CLASS) if kk == k]) for k in NUMERAL_KINDS}
-    kp = np.stack([p[:, kind_cols[k]].sum(axis=1) for k in NUMERAL_KINDS] + [p[:, 0]], axis=1)
+    kind_cols = {
+        k: np.array([j for j, kk in enumerate(KIND_OF_CLASS) if kk == k]) for k in NUMERAL_NETWORK_KINDS
+    }
+    kp = np.stack([p[:, kind_cols[k]].sum(axis=1) for k in NUMERAL_NETWORK_KINDS] + [p[:, 0]], axis=1)
     pred_kind = kp.argmax(axis=1)
     true_kind = np.where(known, [KIND_LABELS.index(KIND_OF_CLASS[v]) if v >= 0 else -1 for v in y], kind)
     grid = []
     for t in _GRID:
-        acc = (kp.max(axis=1) >= t) & (pred_kind < len(NUMERAL_KINDS))
+        acc = (kp.max(axis=1) >= t) & (pred_kind < len(NUMERAL_NETWORK_KINDS))
         wrong = acc & (pred_kind != true_kind)
         grid.append((t, wrong.sum() <= wrong_rate * max(1, acc.sum())))
     kind_threshold = _lowest(grid)
     face_thresholds = {}
-    for ki, k in enumerate(NUMERAL_KINDS):
+    for ki, k in enumerate(NUMERAL_NETWORK_KINDS):
         rows = known & (pred_kind == ki) & (kp[:, ki] >= kind_threshold)
         cols = kind_cols[k]
         best_col = cols[p[rows][:, cols].argmax(axis=1)] if rows.any() else np.zeros(0, int)
@@ -251,9 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--spin", action="store_true", help="turn, scale and shift every crop afresh each epoch")
     a = p.parse_args(argv)
     kinds = tuple(k for k in a.kinds.split(",") if k)
-    unknown = sorted(set(kinds) - set(NUMERAL_KINDS))
+    unknown = sorted(set(kinds) - set(NUMERAL_NETWORK_KINDS))
     if unknown:
-        p.error(f"--kinds: {', '.join(unknown)} not among {', '.join(NUMERAL_KINDS)}")
+        p.error(f"--kinds: {', '.join(unknown)} not among {', '.join(NUMERAL_NETWORK_KINDS)}")
     args = sys.argv[1:] if argv is None else argv
     model = train(
         a.data,
