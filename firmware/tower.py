@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import cv2
 import numpy as np
 
+from ..rules.result import slot_json
 from ..rules.source import DiceRequest, DieSlot
 from ..vision.reading import Reading
 from .calibration import REFERENCE_FRAMES, Calibration
@@ -50,7 +51,7 @@ from .errors import (
     ThrowFailedError,
     TrayKindError,
 )
-from .matching import NoDieForSlot, match_slots, needs_role_die, plan_rounds, reading_problem, slot_json
+from .matching import NoDieForSlot, match_slots, needs_role_die, plan_rounds, reading_problem
 from .motion import MOTION_LEVEL, MOTION_SHARE, moved, thumbnail
 from .panel import Panel, TowerState
 from .records import FailureReason, Retry, SlotAnswer, ThrowRecord

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from dicetower.firmware.config import DEFAULT_CONFIG
 from dicetower.firmware.server.app import ServerConfig, create_app
+from dicetower.firmware.server.rolling import RandomRoller
 from dicetower.firmware.server.rolllog import RollLog
 from dicetower.firmware.server.tower_roller import TowerRoller
 from server_helpers import wait_for
@@ -84,3 +86,34 @@ def test_a_kind_the_tray_lacks_is_a_failed_roll_with_the_reason(tower_config: Se
             roll = _finished(client, rid)
         assert roll["status"] == "failed" and "d20" in roll["error"]
         assert client.get("/api/tower").json()["failed"] == 1
+
+
+def _stored_slots(config: ServerConfig, notation: str) -> list[dict]:
+    with TestClient(create_app(config)) as client:
+        rid = client.post("/api/rolls", json={"notation": notation}).json()["id"]
+        assert _finished(client, rid)["status"] == "done"
+    with RollLog(config.data_dir) as log:
+        row = log.get(rid)
+    assert row is not None
+    return [s for t in row["throws"] for s in t["slots"]]
+
+
+def test_rng_and_tower_rolls_store_slots_of_one_shape(config: ServerConfig, tmp_path: Path) -> None:
+    rng = _stored_slots(
+        replace(config, data_dir=tmp_path / "rng", roller_factory=lambda: RandomRoller(1)), "3d6"
+    )
+    cfg = _sim(5)
+    tower = _stored_slots(
+        replace(
+            config,
+            data_dir=tmp_path / "tower",
+            rate_per_second=0,
+            roller_factory=lambda: TowerRoller.open(cfg),
+        ),
+        "3d6",
+    )
+    assert len(rng) == len(tower) == 3
+    for a, b in zip(rng, tower, strict=True):
+        assert set(a) == set(b) == {"slot", "die", "role", "purpose", "of_slot", "label"}
+        assert {k: type(v) for k, v in a.items()} == {k: type(v) for k, v in b.items()}
+        assert a == b  # the same request: the same slots, whoever threw the dice
