@@ -1,7 +1,9 @@
-"""What every throw leaves behind: its photo, reading, timings, retries and which die answered which slot.
+"""What every throw leaves behind: its photo, reading, die crops, timings, retries and answers.
 
 A :class:`ThrowRecord` is made for every physical throw, failed ones included (their photo
 is the last frame the camera gave), so the roll log can show exactly what the tower saw.
+It keeps the crop of each die of the reading that counted, cut from the raw frame when it
+was read, so nothing downstream decodes the photo again.
 :meth:`ThrowRecord.save` writes ``STEM.jpg`` and ``STEM.json`` through temporary files
 renamed into place, so a crash never leaves half a record.
 """
@@ -114,6 +116,9 @@ class ThrowRecord:
     started: float = field(default_factory=time.time)  #: wall-clock time (Unix seconds)
     photo: bytes = b""  #: JPEG of the frame that was read (or the last frame seen, on failure)
     reading: Reading | None = None
+    #: JPEG of each die of the reading that counted (``crops[i]`` is ``reading.dice[i]``), or None
+    #: where a die's box leaves no picture; empty when no reading counted
+    crops: list[bytes | None] = field(default_factory=list)
     answers: list[SlotAnswer] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)  #: software time per stage
     clock_s: dict[str, float] = field(default_factory=dict)  #: time per stage on the tower's clock
@@ -134,6 +139,10 @@ class ThrowRecord:
 
     def add_time(self, stage: str, ms: float) -> None:
         self.timings_ms[stage] = self.timings_ms.get(stage, 0.0) + ms
+
+    def crop_of(self, answer: SlotAnswer) -> bytes | None:
+        """The JPEG crop of the die that gave ``answer``, if the throw kept one."""
+        return self.crops[answer.index] if 0 <= answer.index < len(self.crops) else None
 
     def to_json(self, photo_name: str | None = None) -> dict[str, Any]:
         return {

@@ -165,7 +165,9 @@ class ThrowInfo:
     ``slots`` are :func:`~dicetower.rules.result.slot_json` documents, whoever rolled.
     ``dice`` maps a slot number to what the tower knows of the die that answered it
     (``die`` identity such as ``"red d6"``, ``colour``, ``confidence``, ``box`` as
-    ``[x, y, w, h]`` in photo pixels). ``retries`` are ``{"reason", "action", "die"?}``.
+    ``[x, y, w, h]`` in photo pixels), and ``crops`` to that die's JPEG crop, cut from the raw
+    frame when the throw was read and stored as given. ``retries`` are
+    ``{"reason", "action", "dice"}``.
     """
 
     index: int
@@ -174,6 +176,7 @@ class ThrowInfo:
     faces: list[int]
     dice: dict[int, dict[str, Any]] = field(default_factory=dict)
     photo_jpeg: bytes | None = None
+    crops: dict[int, bytes] = field(default_factory=dict)
     reading: dict[str, Any] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     retries: list[dict[str, Any]] = field(default_factory=list)

@@ -1,10 +1,11 @@
-"""The server's dice from the tower: each throw's photo, reading, timings and retries go to the log.
+"""The server's dice from the tower: each throw's photo, crops, reading, timings and retries go to the log.
 
 :class:`TowerRoller` wraps an opened :class:`~dicetower.firmware.tower.Tower` (the sim, replay
 or a real camera; ``open_tower`` picks the parts from the config) behind the server's
 :class:`~dicetower.firmware.server.rolling.Roller` seam. For each request it asks a
 :class:`~dicetower.firmware.source.TowerSource` and turns every
-:class:`~dicetower.firmware.records.ThrowRecord` into a :class:`ThrowInfo`.
+:class:`~dicetower.firmware.records.ThrowRecord` into a :class:`ThrowInfo`, with the crop of each
+die the record cut when the throw was read (no photo is decoded here).
 
 Which physical die answered a slot is told by body colour and kind (``"red d6"``): dice of one
 colour and kind cannot be told apart in a photo, so fairness pools them. Re-throws are
@@ -91,9 +92,10 @@ def _attribute(record: ThrowRecord, readings: list[Reading]) -> list[dict[str, A
 
 
 def throw_info(record: ThrowRecord, readings: list[Reading]) -> ThrowInfo:
-    """A tower throw as the log keeps it."""
+    """A tower throw as the log keeps it, its crops as the record cut them."""
     reading = record.reading
     dice: dict[int, dict[str, Any]] = {}
+    crops: dict[int, bytes] = {}
     for a in record.answers:
         d = reading.dice[a.index] if reading is not None and a.index < len(reading.dice) else None
         dice[a.slot] = {
@@ -103,6 +105,9 @@ def throw_info(record: ThrowRecord, readings: list[Reading]) -> ThrowInfo:
             "box": [round(float(v), 1) for v in a.box],
             "position": a.index,
         }
+        crop = record.crop_of(a)
+        if crop:
+            crops[a.slot] = crop
     timings = {f"{k}_ms": float(v) for k, v in record.timings_ms.items()}
     timings.update({f"{k}_clock_s": float(v) for k, v in record.clock_s.items()})
     return ThrowInfo(
@@ -112,6 +117,7 @@ def throw_info(record: ThrowRecord, readings: list[Reading]) -> ThrowInfo:
         faces=record.faces,
         dice=dice,
         photo_jpeg=record.photo or None,
+        crops=crops,
         reading={
             **(reading.to_json() if reading is not None else {}),
             "round": record.round,

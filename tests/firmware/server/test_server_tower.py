@@ -88,6 +88,32 @@ def test_a_kind_the_tray_lacks_is_a_failed_roll_with_the_reason(tower_config: Se
         assert client.get("/api/tower").json()["failed"] == 1
 
 
+def test_photos_and_crops_are_served_as_the_throw_kept_them(config: ServerConfig) -> None:
+    opened: list[TowerRoller] = []
+
+    def open_roller() -> TowerRoller:
+        opened.append(TowerRoller.open(_sim(5)))
+        return opened[0]
+
+    config = replace(config, rate_per_second=0, roller_factory=open_roller)
+    with TestClient(create_app(config)) as client:
+        rid = client.post("/api/rolls", json={"notation": "3d6"}).json()["id"]
+        roll = _finished(client, rid)
+        (tower,) = (r.tower for r in opened)
+        record = tower.last_record
+        assert record is not None and roll["status"] == "done" and len(roll["throws"]) == 1
+        photo = client.get(roll["throws"][0]["photo_url"]).content
+        assert (
+            photo == record.photo and hashlib.sha256(photo).hexdigest() == roll["throws"][0]["photo_sha256"]
+        )
+        by_slot = {a.slot: a for a in record.answers}
+        for d in roll["dice"]:
+            crop = client.get(d["crop_url"]).content
+            assert crop == record.crop_of(by_slot[d["slot"]])  # byte for byte: cut once, never re-encoded
+    with RollLog(config.data_dir) as log:
+        assert log.verify().ok
+
+
 def _stored_slots(config: ServerConfig, notation: str) -> list[dict]:
     with TestClient(create_app(config)) as client:
         rid = client.post("/api/rolls", json={"notation": notation}).json()["id"]
