@@ -344,13 +344,14 @@ class Tower:
                     self._tap_into(record)
                 frame = self._settle(record)
                 reading = self._read(record, frame)
+                attempt = len(record.attempts) - 1  # the reading a tap or re-shake is charged to
                 problem = reading_problem(reading, self.dice, self.config.dice, roles_now)
                 if problem is not None and problem[0] is FailureReason.TRAY_EMPTY:
                     raise _Failed(*problem)
                 if action == "shake" and before is not None and not moved(before, thumbnail(frame)):
                     if reshakes_left:
                         reshakes_left -= 1
-                        record.retries.append(Retry("reshake", "jam: the dice did not move"))
+                        record.retries.append(Retry("reshake", "jam: the dice did not move", attempt))
                         action = "shake"
                         continue
                     raise _Failed(FailureReason.JAM, "jam: the dice did not move when shaken")
@@ -360,12 +361,12 @@ class Tower:
                 reason, text = problem
                 if reason is FailureReason.UNREADABLE and taps_left:
                     taps_left -= 1
-                    record.retries.append(Retry("tap", text))
+                    record.retries.append(Retry("tap", text, attempt))
                     action = "tap"
                     continue
                 if reshakes_left:
                     reshakes_left -= 1
-                    record.retries.append(Retry("reshake", text))
+                    record.retries.append(Retry("reshake", text, attempt))
                     before = thumbnail(frame)
                     action = "shake"
                     continue
@@ -519,7 +520,7 @@ class Tower:
         t = time.perf_counter()
         reading = self.reader.read(frame, cal.reference, cal.tray_array())
         record.add_time("read", (time.perf_counter() - t) * 1000)
-        record.reading = reading
+        record.add_reading(reading)
         return reading
 
 
