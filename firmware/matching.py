@@ -11,7 +11,6 @@ the reader names white is still the wild die when every other d6 is white.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from ..rules.source import DieSlot, Role
 from ..vision.identity import identify
@@ -28,7 +27,6 @@ __all__ = [
     "plan_rounds",
     "reading_problem",
     "role_dice",
-    "slot_json",
 ]
 
 #: A request thrown in more rounds than this is refused before anything moves.
@@ -99,18 +97,6 @@ def plan_rounds(slots: Sequence[DieSlot], tray: Sequence[TrayDie]) -> list[list[
         rounds.append(this)
         pending = later
     return rounds
-
-
-def slot_json(s: DieSlot) -> dict[str, Any]:
-    """A slot as the throw record writes it."""
-    return {
-        "slot": s.slot,
-        "die": s.die,
-        "role": s.role.value,
-        "purpose": s.purpose.value,
-        "of_slot": s.of_slot,
-        "label": s.label,
-    }
 
 
 def reading_problem(

@@ -1,7 +1,10 @@
-"""What every throw leaves behind: its photo, reading, timings, retries and which die answered which slot.
+"""What every throw leaves behind: its photo, every reading, die crops, timings, retries and answers.
 
 A :class:`ThrowRecord` is made for every physical throw, failed ones included (their photo
 is the last frame the camera gave), so the roll log can show exactly what the tower saw.
+It keeps the reading of every attempt (a tap or a re-shake reads the tray again), so the
+dice that caused a retry can be named, and the crop of each die of the reading that counted,
+cut from the raw frame when it was read, so nothing downstream decodes the photo again.
 :meth:`ThrowRecord.save` writes ``STEM.jpg`` and ``STEM.json`` through temporary files
 renamed into place, so a crash never leaves half a record.
 """
@@ -43,13 +46,18 @@ class FailureReason(StrEnum):
 
 @dataclass(frozen=True)
 class Retry:
-    """One bounded retry: ``action`` (tap, reshake, recapture, reconnect) and why."""
+    """One bounded retry: ``action`` (tap, reshake, recapture, reconnect) and why.
+
+    ``attempt`` indexes :attr:`ThrowRecord.attempts`: the reading that led to a tap or a
+    re-shake. A camera's recapture or reconnect happens before any reading, so has None.
+    """
 
     action: str
     reason: str
+    attempt: int | None = None
 
-    def to_json(self) -> dict[str, str]:
-        return {"action": self.action, "reason": self.reason}
+    def to_json(self) -> dict[str, Any]:
+        return {"action": self.action, "reason": self.reason, "attempt": self.attempt}
 
 
 @dataclass(frozen=True)
@@ -113,7 +121,11 @@ class ThrowRecord:
     rounds: int = 1
     started: float = field(default_factory=time.time)  #: wall-clock time (Unix seconds)
     photo: bytes = b""  #: JPEG of the frame that was read (or the last frame seen, on failure)
-    reading: Reading | None = None
+    reading: Reading | None = None  #: the last reading: the one that counted, when the throw is ok
+    attempts: list[Reading] = field(default_factory=list)  #: every reading of this throw, in order
+    #: JPEG of each die of the reading that counted (``crops[i]`` is ``reading.dice[i]``), or None
+    #: where a die's box leaves no picture; empty when no reading counted
+    crops: list[bytes | None] = field(default_factory=list)
     answers: list[SlotAnswer] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)  #: software time per stage
     clock_s: dict[str, float] = field(default_factory=dict)  #: time per stage on the tower's clock
@@ -135,6 +147,16 @@ class ThrowRecord:
     def add_time(self, stage: str, ms: float) -> None:
         self.timings_ms[stage] = self.timings_ms.get(stage, 0.0) + ms
 
+    def add_reading(self, reading: Reading) -> int:
+        """Keep one attempt's reading as the record's latest; returns its index in :attr:`attempts`."""
+        self.attempts.append(reading)
+        self.reading = reading
+        return len(self.attempts) - 1
+
+    def crop_of(self, answer: SlotAnswer) -> bytes | None:
+        """The JPEG crop of the die that gave ``answer``, if the throw kept one."""
+        return self.crops[answer.index] if 0 <= answer.index < len(self.crops) else None
+
     def to_json(self, photo_name: str | None = None) -> dict[str, Any]:
         return {
             "schema": "dicetower.throw/1",
@@ -146,6 +168,7 @@ class ThrowRecord:
             "slots": self.slots,
             "answers": [a.to_json() for a in self.answers],
             "reading": self.reading.to_json() if self.reading is not None else None,
+            "attempts": [r.to_json() for r in self.attempts],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
             "clock_s": {k: round(v, 3) for k, v in self.clock_s.items()},
             "retries": [r.to_json() for r in self.retries],

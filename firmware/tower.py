@@ -33,9 +33,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import cv2
 import numpy as np
 
+from ..rules.result import slot_json
 from ..rules.source import DiceRequest, DieSlot
 from ..vision.reading import Reading
 from .calibration import REFERENCE_FRAMES, Calibration
@@ -50,9 +50,10 @@ from .errors import (
     ThrowFailedError,
     TrayKindError,
 )
-from .matching import NoDieForSlot, match_slots, needs_role_die, plan_rounds, reading_problem, slot_json
+from .matching import NoDieForSlot, match_slots, needs_role_die, plan_rounds, reading_problem
 from .motion import MOTION_LEVEL, MOTION_SHARE, moved, thumbnail
 from .panel import Panel, TowerState
+from .photos import die_crops, encode_jpeg
 from .records import FailureReason, Retry, SlotAnswer, ThrowRecord
 from .shaker import Shaker, ShakerLimits
 
@@ -89,8 +90,6 @@ def reader_for_tray(dice: Sequence[TrayDie], tray_colour: str = "") -> FrameRead
 BLACK_MEAN = 8.0
 #: Hard bound on frames one settle may take, whatever the clock does.
 MAX_SETTLE_FRAMES = 600
-#: JPEG quality of the saved photos.
-JPEG_QUALITY = 90
 
 Listener = Callable[[TowerState, str], None]
 
@@ -345,28 +344,29 @@ class Tower:
                     self._tap_into(record)
                 frame = self._settle(record)
                 reading = self._read(record, frame)
+                attempt = len(record.attempts) - 1  # the reading a tap or re-shake is charged to
                 problem = reading_problem(reading, self.dice, self.config.dice, roles_now)
                 if problem is not None and problem[0] is FailureReason.TRAY_EMPTY:
                     raise _Failed(*problem)
                 if action == "shake" and before is not None and not moved(before, thumbnail(frame)):
                     if reshakes_left:
                         reshakes_left -= 1
-                        record.retries.append(Retry("reshake", "jam: the dice did not move"))
+                        record.retries.append(Retry("reshake", "jam: the dice did not move", attempt))
                         action = "shake"
                         continue
                     raise _Failed(FailureReason.JAM, "jam: the dice did not move when shaken")
-                if problem is None:
-                    record.reading = reading
+                if problem is None:  # it counts: its dice are cut from the raw frame once, here
+                    record.crops = die_crops(frame, [d.box for d in reading.dice])
                     break
                 reason, text = problem
                 if reason is FailureReason.UNREADABLE and taps_left:
                     taps_left -= 1
-                    record.retries.append(Retry("tap", text))
+                    record.retries.append(Retry("tap", text, attempt))
                     action = "tap"
                     continue
                 if reshakes_left:
                     reshakes_left -= 1
-                    record.retries.append(Retry("reshake", text))
+                    record.retries.append(Retry("reshake", text, attempt))
                     before = thumbnail(frame)
                     action = "shake"
                     continue
@@ -394,7 +394,7 @@ class Tower:
         self.shaker.off()
         record.failure, record.message = reason, message
         if not record.photo and self._last_frame is not None:
-            record.photo = _jpeg(self._last_frame)
+            record.photo = encode_jpeg(self._last_frame)
         record.truth = self.camera.truth
         self._set_state(TowerState.ATTENTION, message)
         log.warning("throw failed (%s): %s", reason.value, message)
@@ -499,7 +499,7 @@ class Tower:
         spent = (time.perf_counter() - t0) * 1000 - (record.timings_ms.get("camera", 0.0) - cam_ms)
         record.add_time("settle", spent)
         if frame is not None:
-            record.photo = _jpeg(frame)
+            record.photo = encode_jpeg(frame)
         if frame is None or still < cyc.still_frames:
             raise _Failed(
                 FailureReason.SETTLE_TIMEOUT,
@@ -520,13 +520,8 @@ class Tower:
         t = time.perf_counter()
         reading = self.reader.read(frame, cal.reference, cal.tray_array())
         record.add_time("read", (time.perf_counter() - t) * 1000)
-        record.reading = reading
+        record.add_reading(reading)
         return reading
-
-
-def _jpeg(frame: np.ndarray) -> bytes:
-    ok, data = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, JPEG_QUALITY])
-    return data.tobytes() if ok else b""
 
 
 def _pin_factory(name: str, clock: Clock) -> Any:

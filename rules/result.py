@@ -14,7 +14,7 @@ from typing import Any
 
 from .source import DieSlot
 
-__all__ = ["CheckResult", "Flag", "Odds", "RolledDie", "number_json"]
+__all__ = ["CheckResult", "Flag", "Odds", "RolledDie", "number_json", "slot_json"]
 
 
 class Flag(StrEnum):
@@ -48,17 +48,29 @@ class RolledDie:
         return Flag.DROPPED not in self.flags and Flag.REROLLED not in self.flags
 
     def to_json(self) -> dict[str, Any]:
-        s = self.slot
         return {
-            "slot": s.slot,
-            "die": s.die,
-            "role": s.role.value,
-            "purpose": s.purpose.value,
-            "of_slot": s.of_slot,
+            **slot_json(self.slot),
             "face": self.face,
             "value": number_json(self.value),
             "flags": sorted(f.value for f in self.flags),
         }
+
+
+def slot_json(slot: DieSlot) -> dict[str, Any]:
+    """A slot as every JSON document writes it: a rolled die, a throw record, a roll log row.
+
+    One shape everywhere, so a roll from the RNG and one from the tower store the same slots
+    and a reader of the log need not know which rolled. The kind is ``die``, the name
+    :class:`~dicetower.rules.source.DieSlot` and the vision manifest give it.
+    """
+    return {
+        "slot": slot.slot,
+        "die": slot.die,
+        "role": slot.role.value,
+        "purpose": slot.purpose.value,
+        "of_slot": slot.of_slot,
+        "label": slot.label,
+    }
 
 
 def number_json(x: int | float | Fraction | None) -> int | float | None:

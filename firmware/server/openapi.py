@@ -47,6 +47,7 @@ _DIE = {
         "role": {"type": "string"},
         "purpose": {"type": "string"},
         "of_slot": {"type": ["integer", "null"]},
+        "label": {"type": "string", "description": "the rules' name for the die, e.g. 'pool die 1'"},
         "face": {"type": "integer"},
         "value": {"type": "number"},
         "flags": {"type": "array", "items": {"type": "string"}},

@@ -22,7 +22,7 @@ from typing import Any
 
 from ...rules.errors import DiceError, RollSyntaxError
 from ...rules.notation import Roller as NotationRoller
-from ...rules.result import CheckResult
+from ...rules.result import CheckResult, slot_json
 from ...rules.source import DiceRequest, DiceSource, RandomSource
 from ...rules.systems import get_system, run_check, validate_params
 from ...rules.systems.format import format_result
@@ -162,9 +162,12 @@ def parse_roll_request(body: Any) -> RollRequest:
 class ThrowInfo:
     """One physical throw as the log keeps it.
 
+    ``slots`` are :func:`~dicetower.rules.result.slot_json` documents, whoever rolled.
     ``dice`` maps a slot number to what the tower knows of the die that answered it
     (``die`` identity such as ``"red d6"``, ``colour``, ``confidence``, ``box`` as
-    ``[x, y, w, h]`` in photo pixels). ``retries`` are ``{"reason", "action", "die"?}``.
+    ``[x, y, w, h]`` in photo pixels), and ``crops`` to that die's JPEG crop, cut from the raw
+    frame when the throw was read and stored as given. ``retries`` are
+    ``{"reason", "action", "dice"}``.
     """
 
     index: int
@@ -173,6 +176,7 @@ class ThrowInfo:
     faces: list[int]
     dice: dict[int, dict[str, Any]] = field(default_factory=dict)
     photo_jpeg: bytes | None = None
+    crops: dict[int, bytes] = field(default_factory=dict)
     reading: dict[str, Any] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     retries: list[dict[str, Any]] = field(default_factory=list)
@@ -202,19 +206,6 @@ class ThrowHooks:
         self.throws.append(info)
         if self._settled:
             self._settled(info)
-
-
-def slot_json(request: DiceRequest) -> list[dict[str, Any]]:
-    return [
-        {
-            "slot": s.slot,
-            "kind": s.die,
-            "role": s.role.value,
-            "purpose": s.purpose.value,
-            "of_slot": s.of_slot,
-        }
-        for s in request.slots
-    ]
 
 
 class Roller(ABC):
@@ -262,7 +253,7 @@ class _RandomThrows(DiceSource):
             ThrowInfo(
                 index=index,
                 reason=request.reason,
-                slots=slot_json(request),
+                slots=[slot_json(s) for s in request.slots],
                 faces=list(faces),
                 dice=dice,
                 timings={"rng_s": time.perf_counter() - t0},

@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from .events import EventBus
 from .rolling import Roller, RollRequest, ThrowHooks, ThrowInfo, perform_roll
 from .rolllog import PhotoFile, RollLog
-from .views import crop_jpegs, roll_view
+from .views import roll_view
 
 __all__ = ["QueueFullError", "RollQueue"]
 
@@ -215,11 +215,9 @@ def _photos_and_throws(
             photos.append(PhotoFile(name, t.photo_jpeg))
             entry["photo"] = name
         out.append(entry)
-    for t in throws:  # each photo is decoded once for all its dice
-        mine = [d for d in dice if d.get("throw") == t.index and d.get("box")]
-        if not t.photo_jpeg or not mine:
-            continue
-        for d, crop in zip(mine, crop_jpegs(t.photo_jpeg, [d["box"] for d in mine]), strict=True):
+    for t in throws:  # the crops as the throw cut them from its raw frame, stored byte for byte
+        for d in dice:
+            crop = t.crops.get(d["slot"]) if d.get("throw") == t.index else None
             if crop:
                 name = f"die-{d['slot']}.jpg"
                 photos.append(PhotoFile(name, crop))

@@ -1,35 +1,36 @@
-"""The server's dice from the tower: each throw's photo, reading, timings and retries go to the log.
+"""The server's dice from the tower: each throw's photo, crops, reading, timings and retries go to the log.
 
 :class:`TowerRoller` wraps an opened :class:`~dicetower.firmware.tower.Tower` (the sim, replay
 or a real camera; ``open_tower`` picks the parts from the config) behind the server's
 :class:`~dicetower.firmware.server.rolling.Roller` seam. For each request it asks a
 :class:`~dicetower.firmware.source.TowerSource` and turns every
-:class:`~dicetower.firmware.records.ThrowRecord` into a :class:`ThrowInfo`.
+:class:`~dicetower.firmware.records.ThrowRecord` into a :class:`ThrowInfo`: the record
+carries the photo, the crop of each die cut when the throw was read, and the reading of
+every attempt: all that the log keeps of a throw.
 
 Which physical die answered a slot is told by body colour and kind (``"red d6"``): dice of one
 colour and kind cannot be told apart in a photo, so fairness pools them. Re-throws are
-charged to the die that caused them: the reader is tapped, and each unreadable die of a
-reading that led to a *tap* is matched by position to the nearest die of the reading that
-counted (a tap barely moves the dice), which gives its face; after a *re-shake* the dice have
-moved, so only the die (by colour) is known, not the face.
+charged to the die that caused them: each unreadable die of the reading that led to a *tap*
+(:attr:`Retry.attempt <dicetower.firmware.records.Retry.attempt>`) is matched by position to
+the nearest die of the throw's last reading (a tap barely moves the dice), which gives its
+face; after a *re-shake* the dice have moved, so only the die (by colour) is known, not the
+face.
 """
 
 from __future__ import annotations
 
 import math
-import threading
 from typing import TYPE_CHECKING, Any
 
 from ...rules.source import DiceRequest, DiceSource
 from .rolling import Roller, ThrowHooks, ThrowInfo
 
 if TYPE_CHECKING:
-    from ...vision.reading import Reading
     from ..config import Config
     from ..records import ThrowRecord
     from ..tower import Tower
 
-__all__ = ["TowerRoller", "die_identity"]
+__all__ = ["TowerRoller", "die_identity", "throw_info"]
 
 
 def die_identity(colour: str, kind: str) -> str:
@@ -37,45 +38,19 @@ def die_identity(colour: str, kind: str) -> str:
     return f"{colour or 'unknown'} {kind}"
 
 
-class _ReadingTap:
-    """A frame reader that keeps every reading it makes (for attributing re-throws)."""
-
-    def __init__(self, reader: Any) -> None:
-        self._reader = reader
-        self.readings: list[Reading] = []
-        self._lock = threading.Lock()
-
-    def read(self, *args: Any, **kwargs: Any) -> Reading:
-        reading = self._reader.read(*args, **kwargs)
-        with self._lock:
-            self.readings.append(reading)
-            del self.readings[:-64]  # bounded: a throw makes at most a few
-        return reading
-
-    def take(self) -> list[Reading]:
-        with self._lock:
-            out, self.readings = self.readings, []
-        return out
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._reader, name)
-
-
 def _centre(box: Any) -> tuple[float, float]:
     x, y, w, h = box
     return (x + w / 2, y + h / 2)
 
 
-def _attribute(record: ThrowRecord, readings: list[Reading]) -> list[dict[str, Any]]:
+def _attribute(record: ThrowRecord) -> list[dict[str, Any]]:
     """The record's retries, each with the unreadable dice that caused it (die, and face after a tap)."""
     out = []
     final = record.reading
-    attempts = readings[-(len(record.retries) + 1) :] if readings else []
-    aligned = len(attempts) == len(record.retries) + 1
-    for i, retry in enumerate(record.retries):
-        entry: dict[str, Any] = {**retry.to_json(), "dice": []}
-        if aligned and final is not None:
-            for d in attempts[i].dice:
+    for retry in record.retries:
+        entry: dict[str, Any] = {"action": retry.action, "reason": retry.reason, "dice": []}
+        if retry.attempt is not None and final is not None and 0 <= retry.attempt < len(record.attempts):
+            for d in record.attempts[retry.attempt].dice:
                 if d.face is not None and d.status.value == "read":
                     continue
                 face = None
@@ -90,10 +65,11 @@ def _attribute(record: ThrowRecord, readings: list[Reading]) -> list[dict[str, A
     return out
 
 
-def throw_info(record: ThrowRecord, readings: list[Reading]) -> ThrowInfo:
-    """A tower throw as the log keeps it."""
+def throw_info(record: ThrowRecord) -> ThrowInfo:
+    """A tower throw as the log keeps it, its crops as the record cut them."""
     reading = record.reading
     dice: dict[int, dict[str, Any]] = {}
+    crops: dict[int, bytes] = {}
     for a in record.answers:
         d = reading.dice[a.index] if reading is not None and a.index < len(reading.dice) else None
         dice[a.slot] = {
@@ -103,6 +79,9 @@ def throw_info(record: ThrowRecord, readings: list[Reading]) -> ThrowInfo:
             "box": [round(float(v), 1) for v in a.box],
             "position": a.index,
         }
+        crop = record.crop_of(a)
+        if crop:
+            crops[a.slot] = crop
     timings = {f"{k}_ms": float(v) for k, v in record.timings_ms.items()}
     timings.update({f"{k}_clock_s": float(v) for k, v in record.clock_s.items()})
     return ThrowInfo(
@@ -112,6 +91,7 @@ def throw_info(record: ThrowRecord, readings: list[Reading]) -> ThrowInfo:
         faces=record.faces,
         dice=dice,
         photo_jpeg=record.photo or None,
+        crops=crops,
         reading={
             **(reading.to_json() if reading is not None else {}),
             "round": record.round,
@@ -121,7 +101,7 @@ def throw_info(record: ThrowRecord, readings: list[Reading]) -> ThrowInfo:
             "truth": None if record.truth is None else [t.to_json() for t in record.truth],
         },
         timings=timings,
-        retries=_attribute(record, readings),
+        retries=_attribute(record),
     )
 
 
@@ -133,35 +113,29 @@ class _TowerThrows(DiceSource):
     def faces(self, request: DiceRequest) -> list[int]:
         from ..source import TowerSource
 
-        tap = self.roller.tap
         self.hooks.rolling(request)
-        if tap is not None:
-            tap.take()
         source = TowerSource(self.roller.tower)
         try:
             return source.faces(request)
         finally:
-            readings = tap.take() if tap is not None else []
             for record in source.records:  # failed throws too: their last photo is evidence
-                self.hooks.settled(throw_info(record, readings))
+                self.hooks.settled(throw_info(record))
 
 
 class TowerRoller(Roller):
     """Dice from a tower; ``close()`` closes the tower (solenoid off)."""
 
-    def __init__(self, tower: Tower, tap: _ReadingTap | None = None) -> None:
-        #: ``tap`` is the reader ``tower`` reads with (see :meth:`open`); without it re-throws
-        #: are logged with their reasons but not charged to a die
+    def __init__(self, tower: Tower) -> None:
         self.tower = tower
-        self.tap = tap
         self.name = f"tower:{tower.camera.name}"
 
     @classmethod
     def open(cls, config: Config) -> TowerRoller:
+        """The tower ``config`` describes; the reader for its dice is built here, not at the first roll."""
         from ..tower import open_tower, reader_for_tray
 
-        tap = _ReadingTap(reader_for_tray(config.dice.dice, config.camera.tray_colour))
-        return cls(open_tower(config, reader=tap), tap)  # type: ignore[arg-type]
+        reader = reader_for_tray(config.dice.dice, config.camera.tray_colour)
+        return cls(open_tower(config, reader=reader))
 
     def source(self, hooks: ThrowHooks) -> DiceSource:
         return _TowerThrows(self, hooks)

@@ -1,4 +1,4 @@
-"""Log rows as the API shows them, and die crops cut from a throw's photo.
+"""Log rows as the API shows them.
 
 Photo and crop URLs name the roll by id and the photo by its index or slot
 (``/api/rolls/7/photos/0.jpg``, ``/api/rolls/7/dice/3.jpg``); the server looks the file up
@@ -9,10 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["crop_jpegs", "roll_summary", "roll_view"]
-
-#: extra margin around a die's box in a crop, as a share of the box's larger side
-CROP_MARGIN = 0.18
+__all__ = ["roll_summary", "roll_view"]
 
 
 def roll_view(row: dict[str, Any]) -> dict[str, Any]:
@@ -100,32 +97,4 @@ def roll_summary(view: dict[str, Any]) -> dict[str, Any]:
     )
     out = {k: view.get(k) for k in keys}
     out["faces"] = [d.get("face") for d in view.get("dice") or []]
-    return out
-
-
-def crop_jpegs(jpeg: bytes, boxes: list[list[float]]) -> list[bytes | None]:
-    """One JPEG per ``[x, y, w, h]`` box, with a margin, clipped to the photo."""
-    import cv2
-    import numpy as np
-
-    image = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
-    out: list[bytes | None] = []
-    if image is None:
-        return [None] * len(boxes)
-    h_img, w_img = image.shape[:2]
-    for box in boxes:
-        try:
-            x, y, w, h = (float(v) for v in box)
-        except (TypeError, ValueError):
-            out.append(None)
-            continue
-        side = max(w, h) * (1 + 2 * CROP_MARGIN)
-        cx, cy = x + w / 2, y + h / 2
-        x0, y0 = max(0, int(cx - side / 2)), max(0, int(cy - side / 2))
-        x1, y1 = min(w_img, int(cx + side / 2)), min(h_img, int(cy + side / 2))
-        if x1 - x0 < 2 or y1 - y0 < 2:
-            out.append(None)
-            continue
-        ok, buf = cv2.imencode(".jpg", image[y0:y1, x0:x1], [cv2.IMWRITE_JPEG_QUALITY, 88])
-        out.append(buf.tobytes() if ok else None)
     return out

@@ -263,6 +263,32 @@ def test_photos_and_crops_are_served_by_id(config: ServerConfig) -> None:
     assert crop.status_code == 200 and crop.content[:2] == b"\xff\xd8"
 
 
+def test_rows_whose_slots_name_the_kind_kind_stay_readable(config: ServerConfig) -> None:
+    """Rows are never rewritten (the chain): slots stored as ``{"kind": ...}`` read and verify as stored."""
+    old_slot = {"slot": 0, "kind": "d6", "role": "plain", "purpose": "base", "of_slot": None}
+    config.data_dir.mkdir(parents=True)
+    with RollLog(config.data_dir) as log:
+        rid = log.accept({"notation": "1d6"}, roller="Ann", client="t")
+        log.commit(
+            rid,
+            status="done",
+            source="rng",
+            total=4,
+            dice=[{"slot": 0, "kind": "d6", "face": 4, "die": "rng d6", "throw": 0}],
+            throws=[{"index": 0, "reason": "", "slots": [old_slot], "faces": [4]}],
+        )
+    with TestClient(create_app(config)) as client:
+        roll = client.get(f"/api/rolls/{rid}").json()
+        listed = client.get("/api/rolls").json()["rolls"]
+        fairness = client.get("/api/fairness").json()["dice"]
+    assert roll["status"] == "done" and roll["dice"][0]["face"] == 4 and listed[0]["id"] == rid
+    assert [(d["die"], d["rolls"]) for d in fairness] == [("rng d6", 1)]
+    with RollLog(config.data_dir) as log:
+        row = log.get(rid)
+        assert row is not None and row["throws"][0]["slots"] == [old_slot]
+        assert log.verify().ok
+
+
 def test_safe_headers_on_every_response(config: ServerConfig) -> None:
     with TestClient(create_app(config)) as client:
         for path in ("/overlay", "/api/rolls", "/fairness", "/api/rolls/5", "/nowhere"):

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from dicetower.firmware.config import DEFAULT_CONFIG
+from dicetower.firmware.records import Retry, SlotAnswer, ThrowRecord
 from dicetower.firmware.server.app import ServerConfig, create_app
+from dicetower.firmware.server.rolling import RandomRoller
 from dicetower.firmware.server.rolllog import RollLog
-from dicetower.firmware.server.tower_roller import TowerRoller
+from dicetower.firmware.server.tower_roller import TowerRoller, throw_info
+from dicetower.rules.source import DieSlot
+from dicetower.vision.reader import FrameReader
+from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
 from server_helpers import wait_for
 from starlette.testclient import TestClient
 
@@ -84,3 +90,93 @@ def test_a_kind_the_tray_lacks_is_a_failed_roll_with_the_reason(tower_config: Se
             roll = _finished(client, rid)
         assert roll["status"] == "failed" and "d20" in roll["error"]
         assert client.get("/api/tower").json()["failed"] == 1
+
+
+def test_photos_and_crops_are_served_as_the_throw_kept_them(config: ServerConfig) -> None:
+    opened: list[TowerRoller] = []
+
+    def open_roller() -> TowerRoller:
+        opened.append(TowerRoller.open(_sim(5)))
+        return opened[0]
+
+    config = replace(config, rate_per_second=0, roller_factory=open_roller)
+    with TestClient(create_app(config)) as client:
+        rid = client.post("/api/rolls", json={"notation": "3d6"}).json()["id"]
+        roll = _finished(client, rid)
+        (tower,) = (r.tower for r in opened)
+        assert isinstance(tower.reader, FrameReader)  # the tower reads with the reader itself
+        record = tower.last_record
+        assert record is not None and roll["status"] == "done" and len(roll["throws"]) == 1
+        photo = client.get(roll["throws"][0]["photo_url"]).content
+        assert (
+            photo == record.photo and hashlib.sha256(photo).hexdigest() == roll["throws"][0]["photo_sha256"]
+        )
+        by_slot = {a.slot: a for a in record.answers}
+        for d in roll["dice"]:
+            crop = client.get(d["crop_url"]).content
+            assert crop == record.crop_of(by_slot[d["slot"]])  # byte for byte: cut once, never re-encoded
+    with RollLog(config.data_dir) as log:
+        assert log.verify().ok
+
+
+def _stored_slots(config: ServerConfig, notation: str) -> list[dict]:
+    with TestClient(create_app(config)) as client:
+        rid = client.post("/api/rolls", json={"notation": notation}).json()["id"]
+        assert _finished(client, rid)["status"] == "done"
+    with RollLog(config.data_dir) as log:
+        row = log.get(rid)
+    assert row is not None
+    return [s for t in row["throws"] for s in t["slots"]]
+
+
+def test_rng_and_tower_rolls_store_slots_of_one_shape(config: ServerConfig, tmp_path: Path) -> None:
+    rng = _stored_slots(
+        replace(config, data_dir=tmp_path / "rng", roller_factory=lambda: RandomRoller(1)), "3d6"
+    )
+    cfg = _sim(5)
+    tower = _stored_slots(
+        replace(
+            config,
+            data_dir=tmp_path / "tower",
+            rate_per_second=0,
+            roller_factory=lambda: TowerRoller.open(cfg),
+        ),
+        "3d6",
+    )
+    assert len(rng) == len(tower) == 3
+    for a, b in zip(rng, tower, strict=True):
+        assert set(a) == set(b) == {"slot", "die", "role", "purpose", "of_slot", "label"}
+        assert {k: type(v) for k, v in a.items()} == {k: type(v) for k, v in b.items()}
+        assert a == b  # the same request: the same slots, whoever threw the dice
+
+
+def test_a_tap_is_charged_to_its_die_even_after_a_camera_retry() -> None:
+    """Each retry names the reading that led to it, so a recapture does not shift the others."""
+    cocked = DieReading(
+        box=(10.0, 10.0, 20.0, 20.0),
+        status=ReadStatus.UNREADABLE,
+        reason=UnreadableReason.COCKED,
+        colour="white",
+    )
+    first = Reading(
+        dice=(cocked, DieReading(box=(60.0, 10.0, 20.0, 20.0), face=2, colour="red", confidence=0.9))
+    )
+    after = Reading(
+        dice=(
+            DieReading(box=(11.0, 11.0, 20.0, 20.0), face=5, colour="white", confidence=0.9),
+            DieReading(box=(60.0, 10.0, 20.0, 20.0), face=2, colour="red", confidence=0.9),
+        )
+    )
+    record = ThrowRecord(reason="throw", slots=[{"slot": 0}])
+    record.retries.append(Retry("recapture", "black frame"))
+    record.add_reading(first)
+    record.retries.append(Retry("tap", "1 unreadable (cocked)", 0))
+    record.add_reading(after)
+    record.answers = [SlotAnswer.of(DieSlot(0, "d6"), 0, after)]
+    record.crops = [b"\xff\xd8crop", None]
+    info = throw_info(record)
+    assert info.retries == [
+        {"action": "recapture", "reason": "black frame", "dice": []},
+        {"action": "tap", "reason": "1 unreadable (cocked)", "dice": [{"die": "white d6", "face": 5}]},
+    ]
+    assert info.crops == {0: b"\xff\xd8crop"} and info.dice[0]["die"] == "white d6"
