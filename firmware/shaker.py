@@ -16,20 +16,17 @@ waits with ``Event.wait`` (through the clock), so :meth:`Shaker.off` and
 :meth:`Shaker.close` cut a pulse short at once. A watchdog thread forces the pin low if an
 on-time ever runs past ``max_on_s`` plus :data:`WATCHDOG_GRACE_S` (a stalled pulse thread).
 The pin starts low (``initial_value=False``) and is driven low by ``close()``, which the CLI
-and service call on every way out, SIGTERM and SIGINT included (:func:`install_signal_handlers`).
+and service call on every way out, SIGTERM and SIGINT included
+(:func:`~dicetower.firmware.signals.install_signal_handlers`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import FrameType
 from typing import Any
 
 from .clock import Clock, RealClock
@@ -41,7 +38,6 @@ __all__ = [
     "Pulse",
     "Shaker",
     "ShakerLimits",
-    "install_signal_handlers",
 ]
 
 log = logging.getLogger(__name__)
@@ -382,51 +378,3 @@ class Shaker:
             return not self._device.closed and bool(self._device.value)
         except Exception:  # a closed pin mid-teardown
             return False
-
-
-class _Terminated(SystemExit):
-    """SIGTERM, raised in the main thread so every ``finally`` and ``with`` runs."""
-
-
-def install_signal_handlers(cleanup: Callable[[], None] | None = None) -> Callable[[], None]:
-    """Turn SIGTERM into ``SystemExit(143)`` (SIGINT already raises KeyboardInterrupt), so the
-    ``with``/``finally`` blocks that own the shaker run and drive the pin low.
-
-    ``cleanup`` (e.g. ``shaker.off``) is called first, inside the handler, so the pin goes low
-    even before the stack unwinds. Returns a function that restores the previous handlers.
-    Only the main thread can install handlers; elsewhere this does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        if cleanup is not None:
-            with contextlib.suppress(Exception):
-                cleanup()
-        raise _Terminated(128 + signum)
-
-    def on_int(signum: int, frame: FrameType | None) -> None:
-        if cleanup is not None:
-            with contextlib.suppress(Exception):
-                cleanup()
-        raise KeyboardInterrupt
-
-    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_int)
-
-    def restore() -> None:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-    return restore
-
-
-@contextlib.contextmanager
-def signals_off(cleanup: Callable[[], None] | None = None) -> Iterator[None]:
-    """:func:`install_signal_handlers` for the duration of a ``with`` block."""
-    restore = install_signal_handlers(cleanup)
-    try:
-        yield
-    finally:
-        restore()

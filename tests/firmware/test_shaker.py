@@ -154,7 +154,8 @@ def check_pin_within_limits(pin: Any, limits: ShakerLimits) -> None:
 CHILD = """
 import json, sys, time
 from gpiozero.pins.mock import MockFactory
-from dicetower.firmware.shaker import Shaker, ShakerLimits, signals_off
+from dicetower.firmware.shaker import Shaker, ShakerLimits
+from dicetower.firmware.signals import signals_off
 factory = MockFactory()
 limits = ShakerLimits(max_on_s=1.0, min_off_s=0.04, window_s=10, max_duty=0.5)
 shaker = Shaker(17, pin_factory=factory, limits=limits)
