@@ -74,6 +74,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import TowerError
+from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
 
 __all__ = [
     "CAMERA_BACKENDS",
@@ -242,18 +243,28 @@ class PinsConfig:
             used[pin] = f.name
 
 
+#: The shaker's own defaults (:mod:`dicetower.firmware.pattern`), which ``[shaker]`` gives in milliseconds.
+_SHAKE = ShakePattern()
+
+
 @dataclass(frozen=True)
 class ShakerConfig:
-    """The solenoid's hard limits and the shake and tap patterns (see :mod:`dicetower.firmware.shaker`)."""
+    """The solenoid's hard limits and the shake and tap patterns, in milliseconds; the defaults are
+    :class:`~dicetower.firmware.pattern.ShakePattern`'s, which :meth:`ShakePattern.from_config`
+    builds from this section."""
 
-    max_on_ms: float = field(default=150.0, metadata=_opt(_num_in(1, 1000)))
-    min_off_ms: float = field(default=40.0, metadata=_opt(_num_in(1, 10_000)))
-    duty_window_ms: float = field(default=10_000.0, metadata=_opt(_num_in(100, 600_000)))
-    max_duty: float = field(default=0.25, metadata=_opt(_num_in(0.01, 0.5)))
-    shake_count: int = field(default=6, metadata=_opt(_int_in(1, 50)))
-    shake_on_ms: float = field(default=80.0, metadata=_opt(_num_in(1, 1000)))
-    shake_off_ms: float = field(default=120.0, metadata=_opt(_num_in(0, 10_000)))
-    tap_on_ms: float = field(default=25.0, metadata=_opt(_num_in(1, 1000)))
+    max_on_ms: float = field(default=milliseconds(_SHAKE.limits.max_on_s), metadata=_opt(_num_in(1, 1000)))
+    min_off_ms: float = field(
+        default=milliseconds(_SHAKE.limits.min_off_s), metadata=_opt(_num_in(1, 10_000))
+    )
+    duty_window_ms: float = field(
+        default=milliseconds(_SHAKE.limits.window_s), metadata=_opt(_num_in(100, 600_000))
+    )
+    max_duty: float = field(default=_SHAKE.limits.max_duty, metadata=_opt(_num_in(0.01, 0.5)))
+    shake_count: int = field(default=_SHAKE.shake_count, metadata=_opt(_int_in(1, MAX_PATTERN_PULSES)))
+    shake_on_ms: float = field(default=milliseconds(_SHAKE.shake_on_s), metadata=_opt(_num_in(1, 1000)))
+    shake_off_ms: float = field(default=milliseconds(_SHAKE.shake_off_s), metadata=_opt(_num_in(0, 10_000)))
+    tap_on_ms: float = field(default=milliseconds(_SHAKE.tap_on_s), metadata=_opt(_num_in(1, 1000)))
 
     def check(self) -> None:
         for name in ("shake_on_ms", "tap_on_ms"):
