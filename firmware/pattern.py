@@ -1,7 +1,8 @@
 """What the solenoid is asked to do and the limits it is held to, in seconds: one definition.
 
-Why one module: the tower's roll cycle, ``dicetower tower shake|tap`` and the config's
-defaults all need the same timings. They read them here. :meth:`ShakePattern.from_config` turns the config's
+Why one module: the tower's roll cycle, ``dicetower tower shake|tap``, the simulated camera
+(which tells a shake from a tap on the pin it watches) and the config's defaults all need the
+same timings. They read them here. :meth:`ShakePattern.from_config` turns the config's
 milliseconds into seconds, the one place that conversion happens; the ``[shaker]`` section's
 defaults are these defaults in milliseconds (:func:`milliseconds`).
 
@@ -91,3 +92,17 @@ class ShakePattern:
         """The shake's on-time, all pulses together: what a paced shake waits for the duty budget
         to have room for (at most a whole budget; the shaker cuts what is over it)."""
         return self.shake_count * self.shake_on_s
+
+    def is_shake(self, pulses: int, on_s: float) -> bool:
+        """Whether a burst seen on the pin (``pulses`` pulses, ``on_s`` on-time in all) is this shake.
+
+        Two or more pulses are a shake; one pulse is a shake when its on-time is nearer the
+        shake's than the tap's. The tap is one pulse of at most ``tap_on_s`` (shortened, never
+        lengthened), so the split sits halfway between the two on-times, out of reach of the
+        jitter a real-time clock adds to a pulse.
+        """
+        if pulses < 1:
+            return False
+        if pulses >= 2:
+            return True
+        return abs(on_s - self.shake_on_s) < abs(on_s - self.tap_on_s)

@@ -576,7 +576,7 @@ def open_tower(
             camera = open_camera(config, clock=clock)
         stack.callback(camera.close)
         if config.pins.factory == "mock":
-            camera.watch_solenoid(shaker.pin)
+            camera.watch_solenoid(shaker.pin, shaker.pattern)
         tower = Tower(config, shaker=shaker, panel=panel, camera=camera, reader=reader, clock=clock)
         if calibrate is None:
             calibrate = camera.can_show_empty_tray

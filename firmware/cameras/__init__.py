@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock, RealClock
 from ..errors import CameraFrameError, CameraUnavailableError
+from ..pattern import ShakePattern
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,9 +42,6 @@ BACKENDS: dict[str, str] = {
     "opencv": "dicetower.firmware.cameras.opencv:OpenCVCamera",
     "picamera2": "dicetower.firmware.cameras.picamera2:PiCamera2Camera",
 }
-
-#: Total on-time (s) or pulse count above which a burst of solenoid pulses is a shake, not a tap.
-SHAKE_ON_S = 0.06
 
 
 class CameraBackend(ABC):
@@ -64,7 +62,8 @@ class CameraBackend(ABC):
     * :attr:`truth` - what the last frame really shows (sim and replay know it);
     * :meth:`empty_tray` - a context in which frames show the tray without dice (sim and
       replay, which set :attr:`can_show_empty_tray`); a real camera needs a person to empty it;
-    * :meth:`watch_solenoid` - simulated cameras learn of shakes and taps from the pin;
+    * :meth:`watch_solenoid` - simulated cameras learn of shakes and taps from the pin, told
+      apart by the shaker's :class:`~dicetower.firmware.pattern.ShakePattern`;
     * :attr:`live` - False for stills that repeat bit for bit (replay), so an identical frame
       is not taken for a frozen camera.
 
@@ -117,8 +116,11 @@ class CameraBackend(ABC):
         """Frames taken inside show the empty tray. The default cannot: someone must empty it."""
         yield
 
-    def watch_solenoid(self, pin: Any) -> None:  # noqa: B027 - optional hook
-        """Told the solenoid's (mock) pin; simulated cameras learn of shakes from it."""
+    def watch_solenoid(  # noqa: B027 - optional hook
+        self, pin: Any, pattern: ShakePattern | None = None
+    ) -> None:
+        """Told the solenoid's (mock) pin and the pattern the shaker gives (default: the built-in
+        one); simulated cameras learn of shakes and taps from them."""
 
     def ticks(self) -> float:
         return self.clock.ticks()
@@ -149,12 +151,14 @@ class CameraBackend(ABC):
 class SolenoidWatch:
     """Reads a mock pin's recorded states since the last look: was the tray shaken, tapped, or left?
 
-    A burst with two or more pulses, or more than :data:`SHAKE_ON_S` of on-time, is a shake;
-    one short pulse is a tap (the shaker's tap is one 25 ms pulse, its shake several 80 ms ones).
+    The burst is told a shake or a tap by ``pattern`` (:meth:`ShakePattern.is_shake`: two or
+    more pulses, or one nearer the shake's on-time than the tap's, are a shake), the pattern
+    the shaker on that pin gives, so the simulated world and the shaker share one definition.
     """
 
-    def __init__(self, pin: Any) -> None:
+    def __init__(self, pin: Any, pattern: ShakePattern | None = None) -> None:
         self.pin = pin
+        self.pattern = pattern or ShakePattern()
         self._seen = len(pin.states)
 
     def take(self) -> str | None:
@@ -165,7 +169,7 @@ class SolenoidWatch:
         on_s = sum(s.timestamp for prev, s in itertools.pairwise(window) if prev.state and not s.state)
         if not pulses:
             return None
-        return "shake" if pulses >= 2 or on_s > SHAKE_ON_S else "tap"
+        return "shake" if self.pattern.is_shake(pulses, on_s) else "tap"
 
 
 def camera_class(name: str) -> type[CameraBackend]:

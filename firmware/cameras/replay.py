@@ -22,6 +22,7 @@ from ...vision.imageio import ImageError, load_image
 from ...vision.manifest import LabelledDie, ManifestEntry, ManifestError, read_manifest
 from ..clock import Clock
 from ..errors import CalibrationError, CameraFrameError, CameraUnavailableError
+from ..pattern import ShakePattern
 from . import CameraBackend, SolenoidWatch
 
 __all__ = ["MAX_REPLAY_ENTRIES", "ReplayCamera"]
@@ -61,8 +62,8 @@ class ReplayCamera(CameraBackend):
     def from_config(cls, config: Any, *, clock: Clock | None = None) -> ReplayCamera:
         return cls(config.camera.replay, clock=clock)
 
-    def watch_solenoid(self, pin: Any) -> None:
-        self._watch = SolenoidWatch(pin)
+    def watch_solenoid(self, pin: Any, pattern: ShakePattern | None = None) -> None:
+        self._watch = SolenoidWatch(pin, pattern)
 
     def advance(self) -> None:
         """Show the next photo (what a shake does)."""
