@@ -73,11 +73,11 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .cameras import BACKENDS
 from .errors import TowerError
 from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
 
 __all__ = [
-    "CAMERA_BACKENDS",
     "DEFAULT_CONFIG",
     "DEFAULT_PATH",
     "FAULTS",
@@ -102,8 +102,6 @@ __all__ = [
 DEFAULT_PATH = Path("/etc/dicetower/config.toml")
 #: ``[pins] factory`` values: gpiozero pin factories by their names.
 PIN_FACTORIES = ("mock", "default", "lgpio", "rpigpio", "pigpio", "native")
-#: ``[camera] backend`` values (the registry in :mod:`dicetower.firmware.cameras`).
-CAMERA_BACKENDS = ("sim", "replay", "opencv", "picamera2")
 #: Faults the simulated camera can inject (``[sim] faults``).
 FAULTS = ("cocked", "touching", "blurred", "frozen", "black", "disconnect", "leaves_tray", "jam")
 #: Roles a die in the tray can have (the rules' :class:`~dicetower.rules.source.Role` values).
@@ -155,6 +153,17 @@ def _text(max_len: int = 4096) -> Callable[[Any], str]:
         return v
 
     return check
+
+
+def _camera_backend(v: Any) -> str:
+    """A name in the camera backends' own registry, :data:`dicetower.firmware.cameras.BACKENDS`.
+
+    Read when the value is checked, so a backend registered there is known here with no second
+    list to keep in step; only the names are read, so no backend (picamera2, OpenCV) is imported.
+    """
+    if not isinstance(v, str) or v not in BACKENDS:
+        raise ValueError(f"one of {', '.join(BACKENDS)}")
+    return v
 
 
 def _bool(v: Any) -> bool:
@@ -274,7 +283,7 @@ class ShakerConfig:
 
 @dataclass(frozen=True)
 class CameraConfig:
-    backend: str = field(default="sim", metadata=_opt(_one_of(CAMERA_BACKENDS)))
+    backend: str = field(default="sim", metadata=_opt(_camera_backend))
     device: str = field(default="0", metadata=_opt(_device))
     replay: str = field(default="", metadata=_opt(_text()))
     width: int = field(default=640, metadata=_opt(_int_in(64, 4608)))

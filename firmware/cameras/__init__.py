@@ -51,7 +51,9 @@ class CameraBackend(ABC):
 
     * :meth:`capture` - return the next frame as a BGR ``uint8`` array (HxWx3). Raise
       :class:`~dicetower.firmware.errors.CameraDisconnectedError` when the device stopped
-      answering, so the roll cycle can :meth:`reopen` it.
+      answering, so the roll cycle can :meth:`reopen` it;
+    * :meth:`from_config` - build the camera from the whole config (a backend registered in
+      :data:`BACKENDS` is opened by :func:`open_camera` through it and nothing else).
 
     Subclasses *may* override:
 
@@ -79,6 +81,18 @@ class CameraBackend(ABC):
         self.clock = clock or RealClock()
         self._closed = False
         self._never = threading.Event()
+
+    @classmethod
+    def from_config(cls, config: Config, *, clock: Clock | None = None) -> CameraBackend:
+        """The camera ``config`` describes (``[camera]``, and ``[sim]``, ``[dice]`` ... as the
+        backend needs), timed by ``clock``.
+
+        Subclasses registered in :data:`BACKENDS` *must* override it: read what the backend
+        needs from ``config``, pass ``clock`` on to ``__init__``, and raise
+        :class:`~dicetower.firmware.errors.CameraUnavailableError` for a device that cannot be
+        opened. Not abstract, so a camera made only in code (a test's) need not.
+        """
+        raise NotImplementedError(f"{cls.__name__} cannot be built from the config")
 
     @abstractmethod
     def capture(self) -> np.ndarray:
@@ -186,4 +200,4 @@ def camera_class(name: str) -> type[CameraBackend]:
 
 def open_camera(config: Config, *, clock: Clock | None = None) -> CameraBackend:
     """Open the camera ``config.camera.backend`` names, built from the whole config."""
-    return camera_class(config.camera.backend).from_config(config, clock=clock)  # type: ignore[attr-defined]
+    return camera_class(config.camera.backend).from_config(config, clock=clock)

@@ -40,7 +40,7 @@ from ...vision.synth import SceneStyle, render_scene
 from ...vision.synth.numerals import FACES, NUMERAL_COLOURS, NumeralStyle, render_tray
 from ...vision.synth.numerals import TrayDie as DrawnDie
 from ..clock import Clock
-from ..config import FAULTS, TrayDie
+from ..config import FAULTS, Config, TrayDie
 from ..errors import CameraDisconnectedError, CameraUnavailableError
 from ..pattern import ShakePattern
 from . import CameraBackend, SolenoidWatch
@@ -163,7 +163,7 @@ class SimCamera(CameraBackend):
             self._reference = render_scene(self._render_seed, 0, self.size, style=self._style)[0]
 
     @classmethod
-    def from_config(cls, config: Any, *, clock: Clock | None = None) -> SimCamera:
+    def from_config(cls, config: Config, *, clock: Clock | None = None) -> SimCamera:
         sim = config.sim
         return cls(
             config.dice.dice,
