@@ -288,6 +288,18 @@ def test_openapi_describes_every_route(config: ServerConfig) -> None:
     assert doc["openapi"].startswith("3.1")
 
 
+def test_openapi_lists_the_systems_of_the_systems_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dicetower.firmware.server.openapi import openapi_schema
+    from dicetower.rules.systems import SYSTEM_MODULES
+
+    def systems() -> list[str]:
+        return openapi_schema()["components"]["schemas"]["RollRequest"]["properties"]["system"]["enum"]
+
+    assert systems() == ["wizard-quest", "duelling", "wcrpg", "runic-flux"]
+    monkeypatch.setitem(SYSTEM_MODULES, "gumshoe", "dicetower.rules.systems.wcrpg")
+    assert systems()[-1] == "gumshoe"
+
+
 def test_websocket_replays_after_since(config: ServerConfig) -> None:
     with TestClient(create_app(config)) as client:
         rid = client.post("/api/rolls", json={"notation": "2d6", "roller": "Ann"}).json()["id"]
