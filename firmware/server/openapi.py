@@ -174,7 +174,7 @@ def openapi_schema() -> dict[str, Any]:
             },
             "/api/tower": {
                 "get": {
-                    "summary": "roller status, the queue and each request's place",
+                    "summary": "the dice supply's status (roller), the queue and each request's place",
                     "responses": {"200": _json({})},
                 }
             },

@@ -185,9 +185,9 @@ def test_rolls_are_rate_limited_per_client(config: ServerConfig) -> None:
 
 
 def test_queue_places_are_visible(config: ServerConfig) -> None:
-    from dicetower.firmware.server.rolling import RandomRoller
+    from dicetower.firmware.server.rolling import RandomSupply
 
-    config = replace(config, rate_per_second=0, roller_factory=lambda: RandomRoller(1, throw_time=0.3))
+    config = replace(config, rate_per_second=0, supply_factory=lambda: RandomSupply(1, throw_time=0.3))
     with TestClient(create_app(config)) as client:
         ids = [
             client.post("/api/rolls", json={"notation": "1d6", "roller": f"p{i}"}).json()["id"]

@@ -9,7 +9,7 @@ import pytest
 from dicetower.firmware.config import DEFAULT_CONFIG
 from dicetower.firmware.server.app import ServerConfig, create_app
 from dicetower.firmware.server.rolllog import RollLog
-from dicetower.firmware.server.tower_roller import TowerRoller
+from dicetower.firmware.server.tower_supply import TowerSupply
 from server_helpers import wait_for
 from starlette.testclient import TestClient
 
@@ -27,7 +27,7 @@ def _finished(client: TestClient, rid: int) -> dict:
 @pytest.fixture
 def tower_config(config: ServerConfig) -> ServerConfig:
     cfg = _sim(5)
-    return replace(config, rate_per_second=0, roller_factory=lambda: TowerRoller.open(cfg))
+    return replace(config, rate_per_second=0, supply_factory=lambda: TowerSupply.open(cfg))
 
 
 def test_tower_roll_keeps_photos_crops_and_truth(tower_config: ServerConfig) -> None:
@@ -64,7 +64,7 @@ def test_tower_roll_keeps_photos_crops_and_truth(tower_config: ServerConfig) -> 
 
 def test_rethrows_are_charged_to_the_die(config: ServerConfig) -> None:
     cfg = _sim(9, fault_rate=1.0, faults=("cocked",))
-    config = replace(config, rate_per_second=0, roller_factory=lambda: TowerRoller.open(cfg))
+    config = replace(config, rate_per_second=0, supply_factory=lambda: TowerSupply.open(cfg))
     with TestClient(create_app(config)) as client:
         ids = [client.post("/api/rolls", json={"notation": "5d6"}).json()["id"] for _ in range(4)]
         rolls = [_finished(client, rid) for rid in ids]

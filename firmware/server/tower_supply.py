@@ -1,8 +1,8 @@
 """The server's dice from the tower: each throw's photo, reading, timings and retries go to the log.
 
-:class:`TowerRoller` wraps an opened :class:`~dicetower.firmware.tower.Tower` (the sim, replay
+:class:`TowerSupply` wraps an opened :class:`~dicetower.firmware.tower.Tower` (the sim, replay
 or a real camera; ``open_tower`` picks the parts from the config) behind the server's
-:class:`~dicetower.firmware.server.rolling.Roller` seam. For each request it asks a
+:class:`~dicetower.firmware.server.rolling.DiceSupply` seam. For each request it asks a
 :class:`~dicetower.firmware.source.TowerSource` and turns every
 :class:`~dicetower.firmware.records.ThrowRecord` into a :class:`ThrowInfo`.
 
@@ -21,7 +21,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ...rules.source import DiceRequest, DiceSource
-from .rolling import Roller, ThrowHooks, ThrowInfo
+from .rolling import DiceSupply, ThrowHooks, ThrowInfo
 
 if TYPE_CHECKING:
     from ...vision.reading import Reading
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..records import ThrowRecord
     from ..tower import Tower
 
-__all__ = ["TowerRoller", "die_identity"]
+__all__ = ["TowerSupply", "die_identity"]
 
 
 def die_identity(colour: str, kind: str) -> str:
@@ -126,18 +126,18 @@ def throw_info(record: ThrowRecord, readings: list[Reading]) -> ThrowInfo:
 
 
 class _TowerThrows(DiceSource):
-    def __init__(self, roller: TowerRoller, hooks: ThrowHooks) -> None:
-        self.roller = roller
+    def __init__(self, supply: TowerSupply, hooks: ThrowHooks) -> None:
+        self.supply = supply
         self.hooks = hooks
 
     def faces(self, request: DiceRequest) -> list[int]:
         from ..source import TowerSource
 
-        tap = self.roller.tap
+        tap = self.supply.tap
         self.hooks.rolling(request)
         if tap is not None:
             tap.take()
-        source = TowerSource(self.roller.tower)
+        source = TowerSource(self.supply.tower)
         try:
             return source.faces(request)
         finally:
@@ -146,7 +146,7 @@ class _TowerThrows(DiceSource):
                 self.hooks.settled(throw_info(record, readings))
 
 
-class TowerRoller(Roller):
+class TowerSupply(DiceSupply):
     """Dice from a tower; ``close()`` closes the tower (solenoid off)."""
 
     def __init__(self, tower: Tower, tap: _ReadingTap | None = None) -> None:
@@ -157,7 +157,7 @@ class TowerRoller(Roller):
         self.name = f"tower:{tower.camera.name}"
 
     @classmethod
-    def open(cls, config: Config) -> TowerRoller:
+    def open(cls, config: Config) -> TowerSupply:
         from ..tower import open_tower, reader_for_tray
 
         tap = _ReadingTap(reader_for_tray(config.dice.dice, config.camera.tray_colour))
