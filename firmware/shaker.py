@@ -76,9 +76,12 @@ class Pulse:
 class Shaker:
     """A push solenoid behind a logic-level MOSFET, driven by a gpiozero ``DigitalOutputDevice``.
 
-    Wiring: GPIO ``pin`` -> gate of the MOSFET (with a 10 kΩ pull-down to ground so the gate
-    is low while the Pi boots); solenoid between +12 V and the drain, a flyback diode across
-    it; source to ground shared with the Pi. See ``hardware/``.
+    Wiring (``hardware/wiring.svg``; parts in ``hardware/bom.md``): GPIO ``pin`` -> R1 470 Ω ->
+    C2 10 µF -> gate of the MOSFET Q1, with R2 100 kΩ and a clamp diode D2 from the gate to
+    ground (R2 holds the gate low while the Pi boots); the solenoid between +12 V and the drain,
+    a flyback diode across it; the source to the ground shared with the Pi. C2 makes the drive
+    pulse-only: a pin left high lets the gate decay through R2, so the solenoid lets go within
+    about 1.2 s even if no software is left to drive it low.
 
     ``pattern`` is the shake and the tap :meth:`paced_shake` and :meth:`paced_tap` give, and
     its limits are the ones enforced below every caller (see the module docstring); ``limits``,
