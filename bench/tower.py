@@ -34,7 +34,8 @@ import cv2
 from dicetower.firmware.clock import VirtualClock, VirtualClockFactory
 from dicetower.firmware.config import DEFAULT_CONFIG, FAULTS
 from dicetower.firmware.errors import ThrowFailedError
-from dicetower.firmware.shaker import Shaker, ShakerLimits
+from dicetower.firmware.pattern import ShakePattern
+from dicetower.firmware.shaker import Shaker
 from dicetower.firmware.tower import open_tower
 from dicetower.rules.source import DiceRequest, DieSlot, Role
 from dicetower.vision.reader import FrameReader
@@ -161,7 +162,7 @@ def _array(data: bytes) -> Any:
 
 
 def bench_commands(n: int, seed: int) -> dict[str, Any]:
-    limits = ShakerLimits.from_config(DEFAULT_CONFIG.shaker)
+    limits = ShakePattern.from_config(DEFAULT_CONFIG.shaker).limits
     clock = VirtualClock()
     factory = VirtualClockFactory(clock)
     rng = random.Random(seed)

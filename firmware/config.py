@@ -73,10 +73,11 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from .cameras import BACKENDS
 from .errors import TowerError
+from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
 
 __all__ = [
-    "CAMERA_BACKENDS",
     "DEFAULT_CONFIG",
     "DEFAULT_PATH",
     "FAULTS",
@@ -101,8 +102,6 @@ __all__ = [
 DEFAULT_PATH = Path("/etc/dicetower/config.toml")
 #: ``[pins] factory`` values: gpiozero pin factories by their names.
 PIN_FACTORIES = ("mock", "default", "lgpio", "rpigpio", "pigpio", "native")
-#: ``[camera] backend`` values (the registry in :mod:`dicetower.firmware.cameras`).
-CAMERA_BACKENDS = ("sim", "replay", "opencv", "picamera2")
 #: Faults the simulated camera can inject (``[sim] faults``).
 FAULTS = ("cocked", "touching", "blurred", "frozen", "black", "disconnect", "leaves_tray", "jam")
 #: Roles a die in the tray can have (the rules' :class:`~dicetower.rules.source.Role` values).
@@ -154,6 +153,17 @@ def _text(max_len: int = 4096) -> Callable[[Any], str]:
         return v
 
     return check
+
+
+def _camera_backend(v: Any) -> str:
+    """A name in the camera backends' own registry, :data:`dicetower.firmware.cameras.BACKENDS`.
+
+    Read when the value is checked, so a backend registered there is known here with no second
+    list to keep in step; only the names are read, so no backend (picamera2, OpenCV) is imported.
+    """
+    if not isinstance(v, str) or v not in BACKENDS:
+        raise ValueError(f"one of {', '.join(BACKENDS)}")
+    return v
 
 
 def _bool(v: Any) -> bool:
@@ -242,18 +252,28 @@ class PinsConfig:
             used[pin] = f.name
 
 
+#: The shaker's own defaults (:mod:`dicetower.firmware.pattern`), which ``[shaker]`` gives in milliseconds.
+_SHAKE = ShakePattern()
+
+
 @dataclass(frozen=True)
 class ShakerConfig:
-    """The solenoid's hard limits and the shake and tap patterns (see :mod:`dicetower.firmware.shaker`)."""
+    """The solenoid's hard limits and the shake and tap patterns, in milliseconds; the defaults are
+    :class:`~dicetower.firmware.pattern.ShakePattern`'s, which :meth:`ShakePattern.from_config`
+    builds from this section."""
 
-    max_on_ms: float = field(default=150.0, metadata=_opt(_num_in(1, 1000)))
-    min_off_ms: float = field(default=40.0, metadata=_opt(_num_in(1, 10_000)))
-    duty_window_ms: float = field(default=10_000.0, metadata=_opt(_num_in(100, 600_000)))
-    max_duty: float = field(default=0.25, metadata=_opt(_num_in(0.01, 0.5)))
-    shake_count: int = field(default=6, metadata=_opt(_int_in(1, 50)))
-    shake_on_ms: float = field(default=80.0, metadata=_opt(_num_in(1, 1000)))
-    shake_off_ms: float = field(default=120.0, metadata=_opt(_num_in(0, 10_000)))
-    tap_on_ms: float = field(default=25.0, metadata=_opt(_num_in(1, 1000)))
+    max_on_ms: float = field(default=milliseconds(_SHAKE.limits.max_on_s), metadata=_opt(_num_in(1, 1000)))
+    min_off_ms: float = field(
+        default=milliseconds(_SHAKE.limits.min_off_s), metadata=_opt(_num_in(1, 10_000))
+    )
+    duty_window_ms: float = field(
+        default=milliseconds(_SHAKE.limits.window_s), metadata=_opt(_num_in(100, 600_000))
+    )
+    max_duty: float = field(default=_SHAKE.limits.max_duty, metadata=_opt(_num_in(0.01, 0.5)))
+    shake_count: int = field(default=_SHAKE.shake_count, metadata=_opt(_int_in(1, MAX_PATTERN_PULSES)))
+    shake_on_ms: float = field(default=milliseconds(_SHAKE.shake_on_s), metadata=_opt(_num_in(1, 1000)))
+    shake_off_ms: float = field(default=milliseconds(_SHAKE.shake_off_s), metadata=_opt(_num_in(0, 10_000)))
+    tap_on_ms: float = field(default=milliseconds(_SHAKE.tap_on_s), metadata=_opt(_num_in(1, 1000)))
 
     def check(self) -> None:
         for name in ("shake_on_ms", "tap_on_ms"):
@@ -263,7 +283,7 @@ class ShakerConfig:
 
 @dataclass(frozen=True)
 class CameraConfig:
-    backend: str = field(default="sim", metadata=_opt(_one_of(CAMERA_BACKENDS)))
+    backend: str = field(default="sim", metadata=_opt(_camera_backend))
     device: str = field(default="0", metadata=_opt(_device))
     replay: str = field(default="", metadata=_opt(_text()))
     width: int = field(default=640, metadata=_opt(_int_in(64, 4608)))

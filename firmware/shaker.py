@@ -16,32 +16,34 @@ waits with ``Event.wait`` (through the clock), so :meth:`Shaker.off` and
 :meth:`Shaker.close` cut a pulse short at once. A watchdog thread forces the pin low if an
 on-time ever runs past ``max_on_s`` plus :data:`WATCHDOG_GRACE_S` (a stalled pulse thread).
 The pin starts low (``initial_value=False``) and is driven low by ``close()``, which the CLI
-and service call on every way out, SIGTERM and SIGINT included (:func:`install_signal_handlers`).
+and service call on every way out, SIGTERM and SIGINT included
+(:func:`~dicetower.firmware.signals.install_signal_handlers`).
+
+The shaker owns its :class:`~dicetower.firmware.pattern.ShakePattern` (built from the config):
+:meth:`Shaker.paced_shake` and :meth:`Shaker.paced_tap` wait for the duty budget to have room
+for the pattern's shake or tap, then give it, so every caller paces the same way.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from types import FrameType
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .clock import Clock, RealClock
 from .errors import ShakerClosedError
+from .pattern import MAX_PATTERN_PULSES, ShakePattern, ShakerLimits
 
 __all__ = [
     "MIN_PULSE_S",
     "WATCHDOG_GRACE_S",
     "Pulse",
+    "ShakePattern",
     "Shaker",
     "ShakerLimits",
-    "install_signal_handlers",
 ]
 
 log = logging.getLogger(__name__)
@@ -52,36 +54,6 @@ MIN_PULSE_S = 0.005
 WATCHDOG_GRACE_S = 0.05
 #: How often the watchdog looks at the pin (real seconds).
 WATCHDOG_POLL_S = 0.01
-#: Most pulses one pattern may ask for (bounds the loop whatever the caller passes).
-MAX_PATTERN_PULSES = 50
-
-
-@dataclass(frozen=True)
-class ShakerLimits:
-    """The solenoid's hard limits (seconds and a fraction)."""
-
-    max_on_s: float = 0.150
-    min_off_s: float = 0.040
-    window_s: float = 10.0
-    max_duty: float = 0.25
-
-    def __post_init__(self) -> None:
-        if not (0 < self.max_on_s <= 1.0 and self.min_off_s > 0 and self.window_s > 0):
-            raise ValueError(f"shaker limits out of range: {self}")
-        if not 0 < self.max_duty <= 0.5:
-            raise ValueError(f"max_duty must be in (0, 0.5], got {self.max_duty}")
-        if self.max_on_s > self.max_duty * self.window_s:
-            raise ValueError("max_on_s must fit in the duty budget (max_duty * window_s)")
-
-    @property
-    def budget_s(self) -> float:
-        """Most on-time in any window."""
-        return self.max_duty * self.window_s
-
-    @classmethod
-    def from_config(cls, cfg: Any) -> ShakerLimits:
-        """From a :class:`~dicetower.firmware.config.ShakerConfig` (milliseconds in the file)."""
-        return cls(cfg.max_on_ms / 1000, cfg.min_off_ms / 1000, cfg.duty_window_ms / 1000, cfg.max_duty)
 
 
 @dataclass(frozen=True)
@@ -104,17 +76,23 @@ class Pulse:
 class Shaker:
     """A push solenoid behind a logic-level MOSFET, driven by a gpiozero ``DigitalOutputDevice``.
 
-    Wiring: GPIO ``pin`` -> gate of the MOSFET (with a 10 kΩ pull-down to ground so the gate
-    is low while the Pi boots); solenoid between +12 V and the drain, a flyback diode across
-    it; source to ground shared with the Pi. See ``hardware/``.
+    Wiring (``hardware/wiring.svg``; parts in ``hardware/bom.md``): GPIO ``pin`` -> R1 470 Ω ->
+    C2 10 µF -> gate of the MOSFET Q1, with R2 100 kΩ and a clamp diode D2 from the gate to
+    ground (R2 holds the gate low while the Pi boots); the solenoid between +12 V and the drain,
+    a flyback diode across it; the source to the ground shared with the Pi. C2 makes the drive
+    pulse-only: a pin left high lets the gate decay through R2, so the solenoid lets go within
+    about 1.2 s even if no software is left to drive it low.
 
-    ``limits`` are enforced below every caller (see the module docstring). ``clock`` times the
-    pulses (a :class:`~dicetower.firmware.clock.VirtualClock` makes them take no real time).
+    ``pattern`` is the shake and the tap :meth:`paced_shake` and :meth:`paced_tap` give, and
+    its limits are the ones enforced below every caller (see the module docstring); ``limits``,
+    when given, replaces the pattern's. ``clock`` times the pulses (a
+    :class:`~dicetower.firmware.clock.VirtualClock` makes them take no real time).
 
     Example::
 
         from gpiozero.pins.mock import MockFactory
         with Shaker(17, pin_factory=MockFactory()) as shaker:
+            shaker.paced_shake()  # the pattern's: 6 pulses of 80 ms, 120 ms apart
             shaker.shake(count=4, on_s=0.08, off_s=0.12)
             shaker.tap(0.025)
     """
@@ -123,6 +101,7 @@ class Shaker:
         self,
         pin: int | str,
         *,
+        pattern: ShakePattern | None = None,
         limits: ShakerLimits | None = None,
         active_high: bool = True,
         pin_factory: Any = None,
@@ -130,7 +109,12 @@ class Shaker:
     ) -> None:
         from gpiozero import DigitalOutputDevice
 
-        self.limits = limits or ShakerLimits()
+        pattern = pattern or ShakePattern()
+        if limits is not None:
+            pattern = replace(pattern, limits=limits)
+        #: the shake and tap this shaker gives when asked for "the" shake or tap
+        self.pattern = pattern
+        self.limits = pattern.limits
         self.clock = clock or RealClock()
         self._device = DigitalOutputDevice(
             pin, active_high=active_high, initial_value=False, pin_factory=pin_factory
@@ -233,11 +217,26 @@ class Shaker:
         self._pattern_into(out, count, on_s, off_s)
         return out
 
+    def paced_shake(self, pattern: ShakePattern | None = None) -> list[Pulse]:
+        """The shake of ``pattern`` (default: this shaker's), once the duty budget has room for it.
+
+        Waiting first means a busy table is paced by the duty limit instead of having its
+        shakes cut short. The limits stay this shaker's whatever the pattern says.
+        """
+        p = pattern or self.pattern
+        self.wait_for_budget(p.shake_s)
+        return self.shake(p.shake_count, p.shake_on_s, p.shake_off_s)
+
+    def paced_tap(self, pattern: ShakePattern | None = None) -> Pulse:
+        """The tap of ``pattern`` (default: this shaker's), once the duty budget has room for it."""
+        p = pattern or self.pattern
+        self.wait_for_budget(p.tap_on_s)
+        return self.tap(p.tap_on_s)
+
     def wait_for_budget(self, on_s: float) -> float:
         """Wait (on the clock) until ``on_s`` of on-time fits the duty budget; returns the seconds waited.
 
-        The roll cycle calls this before a shake so that a busy table is paced by the duty
-        limit instead of having its shakes cut short. Bounded: at most one window.
+        :meth:`paced_shake` and :meth:`paced_tap` call this first. Bounded: at most one window.
         """
         need = min(float(on_s), self.limits.budget_s)
         waited = 0.0
@@ -382,51 +381,3 @@ class Shaker:
             return not self._device.closed and bool(self._device.value)
         except Exception:  # a closed pin mid-teardown
             return False
-
-
-class _Terminated(SystemExit):
-    """SIGTERM, raised in the main thread so every ``finally`` and ``with`` runs."""
-
-
-def install_signal_handlers(cleanup: Callable[[], None] | None = None) -> Callable[[], None]:
-    """Turn SIGTERM into ``SystemExit(143)`` (SIGINT already raises KeyboardInterrupt), so the
-    ``with``/``finally`` blocks that own the shaker run and drive the pin low.
-
-    ``cleanup`` (e.g. ``shaker.off``) is called first, inside the handler, so the pin goes low
-    even before the stack unwinds. Returns a function that restores the previous handlers.
-    Only the main thread can install handlers; elsewhere this does nothing.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        if cleanup is not None:
-            with contextlib.suppress(Exception):
-                cleanup()
-        raise _Terminated(128 + signum)
-
-    def on_int(signum: int, frame: FrameType | None) -> None:
-        if cleanup is not None:
-            with contextlib.suppress(Exception):
-                cleanup()
-        raise KeyboardInterrupt
-
-    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT)}
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_int)
-
-    def restore() -> None:
-        for s, h in old.items():
-            signal.signal(s, h)
-
-    return restore
-
-
-@contextlib.contextmanager
-def signals_off(cleanup: Callable[[], None] | None = None) -> Iterator[None]:
-    """:func:`install_signal_handlers` for the duration of a ``with`` block."""
-    restore = install_signal_handlers(cleanup)
-    try:
-        yield
-    finally:
-        restore()

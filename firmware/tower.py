@@ -53,9 +53,10 @@ from .errors import (
 from .matching import NoDieForSlot, match_slots, needs_role_die, plan_rounds, reading_problem
 from .motion import MOTION_LEVEL, MOTION_SHARE, moved, thumbnail
 from .panel import Panel, TowerState
+from .pattern import ShakePattern
 from .photos import die_crops, encode_jpeg
 from .records import FailureReason, Retry, SlotAnswer, ThrowRecord
-from .shaker import Shaker, ShakerLimits
+from .shaker import Shaker
 
 if TYPE_CHECKING:
     from ..vision.reader import FrameReader
@@ -231,25 +232,21 @@ class Tower:
     # -- what callers ask for
 
     def shake(self) -> list[dict[str, Any]]:
-        """One shake pattern from the config, paced by the duty budget; returns the pulses."""
+        """The shaker's shake pattern (from the config), paced by the duty budget; returns the pulses."""
         with self._lock, self._safe():
-            cfg = self.config.shaker
             self._set_state(TowerState.SHAKING)
             try:
-                need = min(cfg.shake_count * cfg.shake_on_ms / 1000, self.shaker.limits.budget_s)
-                self.shaker.wait_for_budget(need)
-                pulses = self.shaker.shake(cfg.shake_count, cfg.shake_on_ms / 1000, cfg.shake_off_ms / 1000)
+                pulses = self.shaker.paced_shake()
             finally:
                 self._set_state(TowerState.IDLE)
             return [p.to_json() for p in pulses]
 
     def tap(self) -> dict[str, Any]:
-        """One tap pulse (settles a leaning die)."""
+        """The shaker's tap (settles a leaning die), paced by the duty budget."""
         with self._lock, self._safe():
             self._set_state(TowerState.TAPPING)
             try:
-                self.shaker.wait_for_budget(self.config.shaker.tap_on_ms / 1000)
-                return self.shaker.tap(self.config.shaker.tap_on_ms / 1000).to_json()
+                return self.shaker.paced_tap().to_json()
             finally:
                 self._set_state(TowerState.IDLE)
 
@@ -406,12 +403,9 @@ class Tower:
             return thumbnail(self._frame(record))
 
     def _shake_into(self, record: ThrowRecord) -> None:
-        cfg = self.config.shaker
         self._set_state(TowerState.SHAKING)
         t, c = time.perf_counter(), self.camera.ticks()
-        need = min(cfg.shake_count * cfg.shake_on_ms / 1000, self.shaker.limits.budget_s)
-        self.shaker.wait_for_budget(need)
-        pulses = self.shaker.shake(cfg.shake_count, cfg.shake_on_ms / 1000, cfg.shake_off_ms / 1000)
+        pulses = self.shaker.paced_shake()
         record.pulses.extend(p.to_json() for p in pulses)
         record.add_time("shake", (time.perf_counter() - t) * 1000)
         record.clock_s["shake"] = record.clock_s.get("shake", 0.0) + self.camera.ticks_diff(
@@ -425,9 +419,7 @@ class Tower:
     def _tap_into(self, record: ThrowRecord) -> None:
         self._set_state(TowerState.TAPPING)
         t = time.perf_counter()
-        on_s = self.config.shaker.tap_on_ms / 1000
-        self.shaker.wait_for_budget(on_s)
-        record.pulses.append(self.shaker.tap(on_s).to_json())
+        record.pulses.append(self.shaker.paced_tap().to_json())
         record.add_time("tap", (time.perf_counter() - t) * 1000)
 
     def _frame(self, record: ThrowRecord) -> np.ndarray:
@@ -568,7 +560,7 @@ def open_tower(
         factory = _pin_factory(config.pins.factory, clock)
         shaker = Shaker(
             config.pins.solenoid,
-            limits=ShakerLimits.from_config(config.shaker),
+            pattern=ShakePattern.from_config(config.shaker),
             pin_factory=factory,
             clock=clock,
         )
@@ -579,7 +571,7 @@ def open_tower(
             camera = open_camera(config, clock=clock)
         stack.callback(camera.close)
         if config.pins.factory == "mock":
-            camera.watch_solenoid(shaker.pin)
+            camera.watch_solenoid(shaker.pin, shaker.pattern)
         tower = Tower(config, shaker=shaker, panel=panel, camera=camera, reader=reader, clock=clock)
         if calibrate is None:
             calibrate = camera.can_show_empty_tray

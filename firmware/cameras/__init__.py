@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..clock import Clock, RealClock
 from ..errors import CameraFrameError, CameraUnavailableError
+from ..pattern import ShakePattern
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,9 +43,6 @@ BACKENDS: dict[str, str] = {
     "picamera2": "dicetower.firmware.cameras.picamera2:PiCamera2Camera",
 }
 
-#: Total on-time (s) or pulse count above which a burst of solenoid pulses is a shake, not a tap.
-SHAKE_ON_S = 0.06
-
 
 class CameraBackend(ABC):
     """One camera. Build with :func:`open_camera`; use as a context manager.
@@ -53,7 +51,9 @@ class CameraBackend(ABC):
 
     * :meth:`capture` - return the next frame as a BGR ``uint8`` array (HxWx3). Raise
       :class:`~dicetower.firmware.errors.CameraDisconnectedError` when the device stopped
-      answering, so the roll cycle can :meth:`reopen` it.
+      answering, so the roll cycle can :meth:`reopen` it;
+    * :meth:`from_config` - build the camera from the whole config (a backend registered in
+      :data:`BACKENDS` is opened by :func:`open_camera` through it and nothing else).
 
     Subclasses *may* override:
 
@@ -64,7 +64,8 @@ class CameraBackend(ABC):
     * :attr:`truth` - what the last frame really shows (sim and replay know it);
     * :meth:`empty_tray` - a context in which frames show the tray without dice (sim and
       replay, which set :attr:`can_show_empty_tray`); a real camera needs a person to empty it;
-    * :meth:`watch_solenoid` - simulated cameras learn of shakes and taps from the pin;
+    * :meth:`watch_solenoid` - simulated cameras learn of shakes and taps from the pin, told
+      apart by the shaker's :class:`~dicetower.firmware.pattern.ShakePattern`;
     * :attr:`live` - False for stills that repeat bit for bit (replay), so an identical frame
       is not taken for a frozen camera.
 
@@ -80,6 +81,18 @@ class CameraBackend(ABC):
         self.clock = clock or RealClock()
         self._closed = False
         self._never = threading.Event()
+
+    @classmethod
+    def from_config(cls, config: Config, *, clock: Clock | None = None) -> CameraBackend:
+        """The camera ``config`` describes (``[camera]``, and ``[sim]``, ``[dice]`` ... as the
+        backend needs), timed by ``clock``.
+
+        Subclasses registered in :data:`BACKENDS` *must* override it: read what the backend
+        needs from ``config``, pass ``clock`` on to ``__init__``, and raise
+        :class:`~dicetower.firmware.errors.CameraUnavailableError` for a device that cannot be
+        opened. Not abstract, so a camera made only in code (a test's) need not.
+        """
+        raise NotImplementedError(f"{cls.__name__} cannot be built from the config")
 
     @abstractmethod
     def capture(self) -> np.ndarray:
@@ -117,8 +130,11 @@ class CameraBackend(ABC):
         """Frames taken inside show the empty tray. The default cannot: someone must empty it."""
         yield
 
-    def watch_solenoid(self, pin: Any) -> None:  # noqa: B027 - optional hook
-        """Told the solenoid's (mock) pin; simulated cameras learn of shakes from it."""
+    def watch_solenoid(  # noqa: B027 - optional hook
+        self, pin: Any, pattern: ShakePattern | None = None
+    ) -> None:
+        """Told the solenoid's (mock) pin and the pattern the shaker gives (default: the built-in
+        one); simulated cameras learn of shakes and taps from them."""
 
     def ticks(self) -> float:
         return self.clock.ticks()
@@ -149,12 +165,14 @@ class CameraBackend(ABC):
 class SolenoidWatch:
     """Reads a mock pin's recorded states since the last look: was the tray shaken, tapped, or left?
 
-    A burst with two or more pulses, or more than :data:`SHAKE_ON_S` of on-time, is a shake;
-    one short pulse is a tap (the shaker's tap is one 25 ms pulse, its shake several 80 ms ones).
+    The burst is told a shake or a tap by ``pattern`` (:meth:`ShakePattern.is_shake`: two or
+    more pulses, or one nearer the shake's on-time than the tap's, are a shake), the pattern
+    the shaker on that pin gives, so the simulated world and the shaker share one definition.
     """
 
-    def __init__(self, pin: Any) -> None:
+    def __init__(self, pin: Any, pattern: ShakePattern | None = None) -> None:
         self.pin = pin
+        self.pattern = pattern or ShakePattern()
         self._seen = len(pin.states)
 
     def take(self) -> str | None:
@@ -165,7 +183,7 @@ class SolenoidWatch:
         on_s = sum(s.timestamp for prev, s in itertools.pairwise(window) if prev.state and not s.state)
         if not pulses:
             return None
-        return "shake" if pulses >= 2 or on_s > SHAKE_ON_S else "tap"
+        return "shake" if self.pattern.is_shake(pulses, on_s) else "tap"
 
 
 def camera_class(name: str) -> type[CameraBackend]:
@@ -182,4 +200,4 @@ def camera_class(name: str) -> type[CameraBackend]:
 
 def open_camera(config: Config, *, clock: Clock | None = None) -> CameraBackend:
     """Open the camera ``config.camera.backend`` names, built from the whole config."""
-    return camera_class(config.camera.backend).from_config(config, clock=clock)  # type: ignore[attr-defined]
+    return camera_class(config.camera.backend).from_config(config, clock=clock)

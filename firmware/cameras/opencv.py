@@ -7,7 +7,7 @@ locked where the driver allows it (V4L2 honours most of them; others ignore some
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -15,6 +15,9 @@ import numpy as np
 from ..clock import Clock
 from ..errors import CameraDisconnectedError, CameraUnavailableError
 from . import CameraBackend
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 __all__ = ["OpenCVCamera"]
 
@@ -45,7 +48,7 @@ class OpenCVCamera(CameraBackend):
         self._cap = self._open()
 
     @classmethod
-    def from_config(cls, config: Any, *, clock: Clock | None = None) -> OpenCVCamera:
+    def from_config(cls, config: Config, *, clock: Clock | None = None) -> OpenCVCamera:
         cam = config.camera
         return cls(cam.device, size=(cam.width, cam.height), clock=clock)
 

@@ -11,13 +11,16 @@ balance and focus at what the automatic controls settled on, for ``tower calibra
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..clock import Clock
 from ..errors import CameraDisconnectedError, CameraUnavailableError
 from . import CameraBackend
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 __all__ = ["PiCamera2Camera"]
 
@@ -44,7 +47,7 @@ class PiCamera2Camera(CameraBackend):
             raise CameraUnavailableError(f"picamera2: cannot open the camera: {exc}") from None
 
     @classmethod
-    def from_config(cls, config: Any, *, clock: Clock | None = None) -> PiCamera2Camera:
+    def from_config(cls, config: Config, *, clock: Clock | None = None) -> PiCamera2Camera:
         return cls(size=(config.camera.width, config.camera.height), clock=clock)
 
     def capture(self) -> np.ndarray:

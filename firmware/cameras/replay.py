@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,7 +22,11 @@ from ...vision.imageio import ImageError, load_image
 from ...vision.manifest import LabelledDie, ManifestEntry, ManifestError, read_manifest
 from ..clock import Clock
 from ..errors import CalibrationError, CameraFrameError, CameraUnavailableError
+from ..pattern import ShakePattern
 from . import CameraBackend, SolenoidWatch
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 __all__ = ["MAX_REPLAY_ENTRIES", "ReplayCamera"]
 
@@ -58,11 +62,11 @@ class ReplayCamera(CameraBackend):
         self._empty = False
 
     @classmethod
-    def from_config(cls, config: Any, *, clock: Clock | None = None) -> ReplayCamera:
+    def from_config(cls, config: Config, *, clock: Clock | None = None) -> ReplayCamera:
         return cls(config.camera.replay, clock=clock)
 
-    def watch_solenoid(self, pin: Any) -> None:
-        self._watch = SolenoidWatch(pin)
+    def watch_solenoid(self, pin: Any, pattern: ShakePattern | None = None) -> None:
+        self._watch = SolenoidWatch(pin, pattern)
 
     def advance(self) -> None:
         """Show the next photo (what a shake does)."""

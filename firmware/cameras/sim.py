@@ -1,6 +1,7 @@
 """The simulated camera: a tray of dice drawn by :mod:`dicetower.vision.synth`, thrown by a seeded RNG.
 
-It is the world as much as the camera. It watches the solenoid's mock pin: a shake throws
+It is the world as much as the camera. It watches the solenoid's mock pin and tells a shake
+from a tap by the shaker's own :class:`~dicetower.firmware.pattern.ShakePattern`: a shake throws
 every die in the tray (new faces from the RNG, new places), a tap lets a leaning die fall
 flat with a new face (and re-places the dice: the renderer draws positions at random).
 After a throw the next few frames show the dice moving (the rendered scene shifted), then
@@ -40,8 +41,9 @@ from ...vision.synth import SceneStyle, render_scene
 from ...vision.synth.numerals import NUMERAL_COLOURS, NumeralStyle, render_tray
 from ...vision.synth.numerals import TrayDie as DrawnDie
 from ..clock import Clock
-from ..config import FAULTS, TrayDie
+from ..config import FAULTS, Config, TrayDie
 from ..errors import CameraDisconnectedError, CameraUnavailableError
+from ..pattern import ShakePattern
 from . import CameraBackend, SolenoidWatch
 
 __all__ = ["SimCamera"]
@@ -162,7 +164,7 @@ class SimCamera(CameraBackend):
             self._reference = render_scene(self._render_seed, 0, self.size, style=self._style)[0]
 
     @classmethod
-    def from_config(cls, config: Any, *, clock: Clock | None = None) -> SimCamera:
+    def from_config(cls, config: Config, *, clock: Clock | None = None) -> SimCamera:
         sim = config.sim
         return cls(
             config.dice.dice,
@@ -180,8 +182,8 @@ class SimCamera(CameraBackend):
         kind = self.dice[i].kind
         return self.rng.choice(faces_of(kind))
 
-    def watch_solenoid(self, pin: Any) -> None:
-        self._watch = SolenoidWatch(pin)
+    def watch_solenoid(self, pin: Any, pattern: ShakePattern | None = None) -> None:
+        self._watch = SolenoidWatch(pin, pattern)
 
     def throw(self) -> None:
         """Shake the tray: every die in it gets a new face and place (unless a jam is due)."""

@@ -83,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..server.app import ServerConfig, create_app
-    from ..server.rolling import RandomRoller, Roller
+    from ..server.rolling import DiceSupply, RandomSupply
     from ..server.rolllog import default_data_dir
-    from ..server.tower_roller import TowerRoller
+    from ..server.tower_supply import TowerSupply
     from .tower import tower_config
 
     host = args.host or _env("HOST", "127.0.0.1")
@@ -97,8 +97,8 @@ def run(args: argparse.Namespace) -> int:
     if args.rng:
         seed = args.seed
 
-        def open_roller() -> Roller:
-            return RandomRoller(seed, throw_time=args.throw_time)
+        def open_supply() -> DiceSupply:
+            return RandomSupply(seed, throw_time=args.throw_time)
 
         what = "RNG dice"
     else:
@@ -107,8 +107,8 @@ def run(args: argparse.Namespace) -> int:
         args.tower = args.tower or "sim"
         cfg = tower_config(args)  # validated now: a bad config fails before the server starts
 
-        def open_roller() -> Roller:
-            return TowerRoller.open(cfg)
+        def open_supply() -> DiceSupply:
+            return TowerSupply.open(cfg)
 
         what = f"the {args.tower} tower ({cfg.camera.backend} camera, {cfg.dice.describe()})"
     config = ServerConfig(
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         rate_burst=args.burst,
         photo_cap_bytes=int(args.photo_cap_mb * 2**20),
         max_waiting=max(1, min(args.max_queue, 10_000)),
-        roller_factory=open_roller,
+        supply_factory=open_supply,
         announce_token=_announce,
     )
     print(

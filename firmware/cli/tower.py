@@ -7,7 +7,7 @@ subcommands) is the tower the config file describes: ``--config PATH`` or
 ``/etc/dicetower/config.toml``. Nothing falls back to the simulator silently.
 
 Every command that can drive the solenoid turns SIGTERM and SIGINT into a clean exit that
-drives the pin low first (:func:`~dicetower.firmware.shaker.install_signal_handlers`).
+drives the pin low first (:func:`~dicetower.firmware.signals.install_signal_handlers`).
 Heavy imports (numpy, OpenCV, gpiozero) happen inside the commands, not at start-up.
 """
 
@@ -114,7 +114,7 @@ def _replace(obj: Any, **kw: Any) -> Any:
 @contextlib.contextmanager
 def opened_tower(args: argparse.Namespace, *, calibrate: bool | None = None) -> Iterator[Tower]:
     """Open the tower ``args`` name; SIGTERM/SIGINT drive the solenoid low; closed on every way out."""
-    from ..shaker import signals_off
+    from ..signals import signals_off
     from ..tower import open_tower
 
     cfg = tower_config(args)

@@ -1,7 +1,7 @@
-"""The Starlette application: routes, the lifespan that opens the log and the roller, error mapping.
+"""The Starlette application: routes, the lifespan that opens the log and the dice supply, error mapping.
 
 ``create_app(config)`` builds ``Starlette(routes=[...], lifespan=...)``. The lifespan opens
-the roll log (recovering rolls left in flight by a crash), the roller and the event bus,
+the roll log (recovering rolls left in flight by a crash), the dice supply and the event bus,
 starts the one roll worker, and yields them as request state: nothing lives in module
 globals. Errors are mapped once in ``exception_handlers``: every 4xx is
 ``{"error": {"status", "field", "message"}}``.
@@ -32,7 +32,7 @@ from .events import EventBus
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
 from .openapi import openapi_schema
-from .rolling import RandomRoller, RequestFieldError, Roller, parse_roll_request
+from .rolling import DiceSupply, RandomSupply, RequestFieldError, parse_roll_request
 from .rolllog import RollLog
 from .rollqueue import QueueFullError, RollQueue
 from .security import (
@@ -68,8 +68,8 @@ class ServerConfig:
     snapshot_rolls: int = 20
     photo_cap_bytes: int | None = 512 * 2**20
     fairness_bias: float = 0.1
-    #: opens the roller in the lifespan (from a worker thread); the RNG by default
-    roller_factory: Callable[[], Roller] = field(default=RandomRoller)
+    #: opens the dice supply in the lifespan (from a worker thread); the RNG by default
+    supply_factory: Callable[[], DiceSupply] = field(default=RandomSupply)
     #: called once with the new token when one is created
     announce_token: Callable[[str, Path], None] | None = None
 
@@ -242,10 +242,10 @@ async def fairness_page(request: Request) -> Response:
 
 async def get_tower(request: Request) -> Response:
     state = _state(request)
-    roller_status = await run_in_threadpool(state.roller.status)
+    supply_status = await run_in_threadpool(state.supply.status)
     return JSONResponse(
         {
-            "roller": roller_status,
+            "roller": supply_status,  # the API names the dice supply's status "roller" (docs/server.md)
             **state.queue.status(),
             "token_required": state.token is not None,
             "events": {"epoch": state.bus.epoch, "seq": state.bus.seq, "clients": state.bus.clients},
@@ -342,7 +342,7 @@ async def ws_events(websocket: WebSocket) -> None:
 
 
 def create_app(config: ServerConfig) -> Starlette:
-    """The server over ``config``; the roll log, roller and worker open in its lifespan."""
+    """The server over ``config``; the roll log, dice supply and worker open in its lifespan."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -356,16 +356,16 @@ def create_app(config: ServerConfig) -> Starlette:
                 token, created = load_or_create_token(data_dir)
                 if created and config.announce_token:
                     config.announce_token(token, data_dir)
-            roller = await run_in_threadpool(config.roller_factory)
+            supply = await run_in_threadpool(config.supply_factory)
             try:
                 bus = EventBus(history=config.event_history, client_queue=config.client_queue)
-                queue = RollQueue(log, roller, bus, max_waiting=config.max_waiting)
+                queue = RollQueue(log, supply, bus, max_waiting=config.max_waiting)
                 queue.start()
                 try:
                     yield {
                         "config": config,
                         "log": log,
-                        "roller": roller,
+                        "supply": supply,
                         "bus": bus,
                         "queue": queue,
                         "token": token,
@@ -374,7 +374,7 @@ def create_app(config: ServerConfig) -> Starlette:
                 finally:
                     await queue.stop()
             finally:
-                await run_in_threadpool(roller.close)
+                await run_in_threadpool(supply.close)
         finally:
             log.close()
 

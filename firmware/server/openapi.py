@@ -1,12 +1,16 @@
 """The OpenAPI 3.1 description served at ``/openapi.json`` (written by hand, kept beside the routes).
 
-``tests/firmware/server/test_api.py`` checks that every route of the app is described here
-and that nothing described is missing from the app.
+``tests/firmware/server/test_server_api.py`` checks that every route of the app is described
+here and that nothing described is missing from the app. The ``system`` enum is read from the
+rules' systems registry (:data:`~dicetower.rules.systems.SYSTEM_MODULES`), so a system added
+there is described with no second list to keep in step.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from ...rules.systems import system_names
 
 __all__ = ["openapi_schema"]
 
@@ -26,18 +30,22 @@ _ERROR = {
     },
 }
 
-_ROLL_REQUEST = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        "notation": {"type": "string", "maxLength": 200, "examples": ["4d6kh3+2"]},
-        "system": {"type": "string", "enum": ["wizard-quest", "duelling", "wcrpg", "runic-flux"]},
-        "check": {"type": "string", "examples": ["skill"]},
-        "params": {"type": "object", "additionalProperties": {"type": ["number", "string", "boolean"]}},
-        "roller": {"type": "string", "maxLength": 40, "description": "who rolled (shown on the overlay)"},
-    },
-    "description": "either notation, or system + check (+ params)",
-}
+
+def _roll_request() -> dict[str, Any]:
+    """Built on each call, so the ``system`` enum is the registry as it is then."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "notation": {"type": "string", "maxLength": 200, "examples": ["4d6kh3+2"]},
+            "system": {"type": "string", "enum": system_names()},
+            "check": {"type": "string", "examples": ["skill"]},
+            "params": {"type": "object", "additionalProperties": {"type": ["number", "string", "boolean"]}},
+            "roller": {"type": "string", "maxLength": 40, "description": "who rolled (shown on the overlay)"},
+        },
+        "description": "either notation, or system + check (+ params)",
+    }
+
 
 _DIE = {
     "type": "object",
@@ -99,7 +107,7 @@ def openapi_schema() -> dict[str, Any]:
             "description": "Roll real dice; watch and audit them.",
         },
         "components": {
-            "schemas": {"Error": _ERROR, "RollRequest": _ROLL_REQUEST, "Roll": _ROLL},
+            "schemas": {"Error": _ERROR, "RollRequest": _roll_request(), "Roll": _ROLL},
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
         "paths": {
@@ -167,7 +175,7 @@ def openapi_schema() -> dict[str, Any]:
             },
             "/api/tower": {
                 "get": {
-                    "summary": "roller status, the queue and each request's place",
+                    "summary": "the dice supply's status (roller), the queue and each request's place",
                     "responses": {"200": _json({})},
                 }
             },

@@ -1,14 +1,15 @@
-"""What the server rolls and where the dice come from: requests, the ``Roller`` seam, outcomes.
+"""What the server rolls and where the dice come from: requests, the ``DiceSupply`` seam, outcomes.
 
 A :class:`RollRequest` is validated completely before it is queued (the notation parsed,
 the system, check and parameters checked), so a bad request is refused with the field it
-got wrong and never reaches the log. A :class:`Roller` hands out one
+got wrong and never reaches the log. A :class:`DiceSupply` hands out one
 :class:`~dicetower.rules.source.DiceSource` per roll and reports every throw through
-:class:`ThrowHooks`: the RNG (:class:`RandomRoller`) and the tower
-(:class:`~dicetower.firmware.server.tower_roller.TowerRoller`) answer the same calls, so the
+:class:`ThrowHooks`: the RNG (:class:`RandomSupply`) and the tower
+(:class:`~dicetower.firmware.server.tower_supply.TowerSupply`) answer the same calls, so the
 queue, the log and the overlay do not know which one rolled. :func:`perform_roll` runs one
-request against a roller in a worker thread and returns a :class:`RollOutcome` ready for
-the log.
+request with dice from a supply in a worker thread and returns a :class:`RollOutcome` ready
+for the log. (A request's ``roller`` is the person who asked; the rules core's
+:class:`~dicetower.rules.notation.Roller` evaluates notation.)
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from ...rules.systems.format import format_result
 
 __all__ = [
     "MAX_ROLLER_NAME",
-    "RandomRoller",
+    "DiceSupply",
+    "RandomSupply",
     "RequestFieldError",
     "RollOutcome",
     "RollRequest",
-    "Roller",
     "ThrowHooks",
     "ThrowInfo",
     "parse_roll_request",
@@ -183,7 +184,7 @@ class ThrowInfo:
 
 
 class ThrowHooks:
-    """Called by a roller's source around each throw (from the worker thread)."""
+    """Called by a dice supply's source around each throw (from the worker thread)."""
 
     def __init__(
         self,
@@ -208,7 +209,7 @@ class ThrowHooks:
             self._settled(info)
 
 
-class Roller(ABC):
+class DiceSupply(ABC):
     """Where the server's dice come from: the RNG or a tower.
 
     Subclasses *must* set :attr:`name` and override :meth:`source`, which returns a fresh
@@ -262,7 +263,7 @@ class _RandomThrows(DiceSource):
         return faces
 
 
-class RandomRoller(Roller):
+class RandomSupply(DiceSupply):
     """Dice from the OS's secure RNG (or a seeded one for tests); no photos.
 
     For fairness the RNG's dice are named by kind and role (``"rng d6"``, ``"rng d6 wild"``).
@@ -314,10 +315,10 @@ def _odds_json(result: CheckResult) -> dict[str, Any] | None:
     return out
 
 
-def perform_roll(request: RollRequest, roller: Roller, hooks: ThrowHooks) -> RollOutcome:
-    """Roll ``request`` with dice from ``roller``; blocking (call it from a worker thread)."""
+def perform_roll(request: RollRequest, supply: DiceSupply, hooks: ThrowHooks) -> RollOutcome:
+    """Roll ``request`` with dice from ``supply``; blocking (call it from a worker thread)."""
     t0 = time.perf_counter()
-    source = roller.source(hooks)
+    source = supply.source(hooks)
     if request.notation is not None:
         rolled = _NOTATION.roll(request.notation, source)
         result = rolled.to_json()

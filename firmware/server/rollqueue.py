@@ -19,7 +19,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from .events import EventBus
-from .rolling import Roller, RollRequest, ThrowHooks, ThrowInfo, perform_roll
+from .rolling import DiceSupply, RollRequest, ThrowHooks, ThrowInfo, perform_roll
 from .rolllog import PhotoFile, RollLog
 from .views import roll_view
 
@@ -35,9 +35,9 @@ class QueueFullError(RuntimeError):
 class RollQueue:
     """The order rolls are thrown in, and the worker that throws them."""
 
-    def __init__(self, log: RollLog, roller: Roller, bus: EventBus, *, max_waiting: int = 100) -> None:
+    def __init__(self, log: RollLog, supply: DiceSupply, bus: EventBus, *, max_waiting: int = 100) -> None:
         self.log = log
-        self.roller = roller
+        self.supply = supply
         self.bus = bus
         self.max_waiting = max_waiting
         self._waiting: list[tuple[int, RollRequest]] = []
@@ -170,13 +170,13 @@ class RollQueue:
     def _roll_blocking(self, roll_id: int, request: RollRequest, hooks: ThrowHooks) -> dict[str, Any]:
         self.log.mark_rolling(roll_id)
         started = time.time()
-        outcome = perform_roll(request, self.roller, hooks)
+        outcome = perform_roll(request, self.supply, hooks)
         photos, throws = _photos_and_throws(outcome.throws, outcome.dice)
         outcome.timings["waited_s"] = max(0.0, started - self._accepted.pop(roll_id, started))
         return self.log.commit(
             roll_id,
             status="done",
-            source=self.roller.name,
+            source=self.supply.name,
             result={**outcome.result, "text": outcome.text},
             outcome=outcome.outcome,
             total=outcome.total,
@@ -190,7 +190,7 @@ class RollQueue:
     def _commit_failure(self, roll_id: int, hooks: ThrowHooks, message: str) -> dict[str, Any]:
         photos, throws = _photos_and_throws(hooks.throws, [])
         return self.log.commit(
-            roll_id, status="failed", source=self.roller.name, throws=throws, error=message, photos=photos
+            roll_id, status="failed", source=self.supply.name, throws=throws, error=message, photos=photos
         )
 
 

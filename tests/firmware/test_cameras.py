@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 import pytest
-from dicetower.firmware.cameras import BACKENDS, CameraBackend, camera_class
+from dicetower.firmware.cameras import BACKENDS, CameraBackend, camera_class, open_camera
 from dicetower.firmware.cameras.opencv import OpenCVCamera
 from dicetower.firmware.cameras.replay import ReplayCamera
 from dicetower.firmware.cameras.sim import SimCamera
 from dicetower.firmware.clock import VirtualClock
-from dicetower.firmware.config import TrayDie
+from dicetower.firmware.config import DEFAULT_CONFIG, TrayDie
 from dicetower.firmware.errors import (
     CalibrationError,
     CameraDisconnectedError,
@@ -94,6 +95,21 @@ class GarbageCamera(CameraBackend):
 def test_garbage_frames_are_camera_frame_errors(garbage: Any) -> None:
     with pytest.raises(CameraFrameError):
         GarbageCamera(garbage).read_frame()
+
+
+def test_every_registered_backend_builds_itself_from_the_config() -> None:
+    for name in BACKENDS:
+        cls = camera_class(name)
+        assert "from_config" in vars(cls), f"{name}: {cls.__name__} does not override from_config"
+    with pytest.raises(NotImplementedError, match="GarbageCamera cannot be built from the config"):
+        GarbageCamera.from_config(DEFAULT_CONFIG)
+
+
+def test_open_camera_builds_the_named_backend_from_the_config() -> None:
+    clock = VirtualClock()
+    cfg = DEFAULT_CONFIG.with_changes(sim=replace(DEFAULT_CONFIG.sim, seed=2))
+    with open_camera(cfg, clock=clock) as cam:
+        assert isinstance(cam, SimCamera) and cam.clock is clock and cam.seed == 2
 
 
 # -- the simulated camera

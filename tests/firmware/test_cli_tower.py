@@ -152,6 +152,17 @@ def test_tower_subcommands_on_the_sim(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "settling" in out and out.count("die at (") == 2
 
 
+def test_tower_shake_and_tap_give_the_configs_pattern(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[shaker]\nshake_count = 3\nshake_on_ms = 50\nshake_off_ms = 60\ntap_on_ms = 15\n")
+    assert main(["tower", "shake", "--tower", "sim", "--config", str(cfg)]) == 0
+    assert capsys.readouterr().out.splitlines() == ["pulse 50 ms of 50 asked"] * 3
+    assert main(["tower", "tap", "--tower", "sim", "--config", str(cfg)]) == 0
+    assert capsys.readouterr().out.splitlines() == ["tap 15 ms of 15 asked"]
+
+
 def test_tower_run_rolls_on_each_press(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("dicetower.firmware.notify")
     assert main(["tower", "run", "1d6", "2d6", "--tower", "sim", "--autopress", "--presses", "3"]) == 0

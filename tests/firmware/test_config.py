@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,3 +162,25 @@ def test_a_tray_colour_is_neutral_or_rgb_and_reaches_the_reader() -> None:
     assert not reader_for_tray(dice).white_balance
     balanced = reader_for_tray(dice, green)
     assert balanced.white_balance and balanced.tray_colour == (0x20, 0x50, 0x1E)
+
+
+def test_camera_names_are_checked_against_the_backends_own_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dicetower.firmware.cameras import BACKENDS
+
+    with pytest.raises(ConfigError, match="one of sim, replay, opencv, picamera2"):
+        parse_config({"camera": {"backend": "usb-hub-cam"}})
+    monkeypatch.setitem(BACKENDS, "usb-hub-cam", "dicetower.firmware.cameras.opencv:OpenCVCamera")
+    assert parse_config({"camera": {"backend": "usb-hub-cam"}}).camera.backend == "usb-hub-cam"
+
+
+def test_checking_camera_names_imports_no_backend() -> None:
+    code = (
+        "import sys\nfrom dicetower.firmware.config import parse_config\n"
+        "for name in ('sim', 'replay', 'opencv', 'picamera2'):\n"
+        "    try:\n        parse_config({'camera': {'backend': name, 'replay': 'x'}})\n"
+        "    except Exception as exc:\n        raise SystemExit(repr(exc))\n"
+        "heavy = ('cv2', 'numpy', 'picamera2', 'dicetower.firmware.cameras.sim')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.strip() == "[]"

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from dicetower.firmware.errors import ShakerClosedError
+from dicetower.firmware.pattern import ShakePattern
 from dicetower.firmware.shaker import WATCHDOG_GRACE_S, Shaker, ShakerLimits
 
 LIMITS = ShakerLimits(max_on_s=0.15, min_off_s=0.04, window_s=10.0, max_duty=0.25)
@@ -154,7 +155,8 @@ def check_pin_within_limits(pin: Any, limits: ShakerLimits) -> None:
 CHILD = """
 import json, sys, time
 from gpiozero.pins.mock import MockFactory
-from dicetower.firmware.shaker import Shaker, ShakerLimits, signals_off
+from dicetower.firmware.shaker import Shaker, ShakerLimits
+from dicetower.firmware.signals import signals_off
 factory = MockFactory()
 limits = ShakerLimits(max_on_s=1.0, min_off_s=0.04, window_s=10, max_duty=0.5)
 shaker = Shaker(17, pin_factory=factory, limits=limits)
@@ -188,3 +190,74 @@ def test_pin_is_low_after_a_signal_in_a_child_process(sig: int) -> None:
     assert states[1][1] is True and states[2][0] < 0.9  # the 1 s pulse was cut short by the signal
     # SIGTERM: SystemExit(143); SIGINT: KeyboardInterrupt, which Python ends by re-raising SIGINT
     assert child.returncode in ((143,) if sig == signal.SIGTERM else (-signal.SIGINT, 130)), err
+
+
+# -- the shaker's own pattern, paced by the duty budget
+
+
+def spend(shaker: Shaker, seconds: float) -> None:
+    """Pulses of max_on until ``seconds`` of the duty budget are used."""
+    while seconds > 1e-9:
+        seconds -= shaker.pulse(min(seconds, shaker.limits.max_on_s)).given_s
+
+
+def test_a_paced_shake_waits_for_room_instead_of_being_cut(virtual: tuple[Any, Any]) -> None:
+    clock, factory = virtual
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        spend(shaker, LIMITS.budget_s - 0.1)
+        cut = shaker.shake(6, 0.08, 0.12)  # unpaced: 100 ms of budget left for 480 ms asked
+        assert any(p.refused or p.given_s < 0.08 for p in cut)
+        t0 = clock.ticks()
+        paced = shaker.paced_shake()
+        assert clock.ticks() - t0 > 1.0  # it waited for old pulses to leave the window
+    assert [p.given_s for p in paced] == [0.08] * 6 and not any(p.note for p in paced)
+    assert on_times(factory.pin(17))[-6:] == [pytest.approx(0.08)] * 6
+    check_pin_within_limits(factory.pin(17), LIMITS)
+
+
+def test_a_paced_tap_is_the_patterns_tap(virtual: tuple[Any, Any]) -> None:
+    clock, factory = virtual
+    pattern = ShakePattern(tap_on_s=0.03, limits=LIMITS)
+    with Shaker(17, pin_factory=factory, pattern=pattern, clock=clock) as shaker:
+        spend(shaker, LIMITS.budget_s)
+        clock.advance(LIMITS.window_s - 4.0)  # the first pulses leave the window in about a second
+        assert shaker.tap(0.03).refused  # unpaced: no budget left
+        t0 = clock.ticks()
+        tap = shaker.paced_tap()
+        assert clock.ticks() - t0 > 0.5
+    assert tap.given_s == 0.03 and not tap.refused
+    assert on_times(factory.pin(17))[-1] == pytest.approx(0.03)
+
+
+def test_the_shaker_owns_one_pattern_and_limits_given_replace_its_own(mock_factory: Any) -> None:
+    with Shaker(17, pin_factory=mock_factory) as shaker:
+        assert shaker.pattern == ShakePattern() and shaker.limits is shaker.pattern.limits
+    pattern = ShakePattern(shake_count=2, limits=ShakerLimits(max_on_s=0.5, max_duty=0.5))
+    with Shaker(17, pin_factory=mock_factory, pattern=pattern, limits=LIMITS) as shaker:
+        assert shaker.limits == LIMITS == shaker.pattern.limits and shaker.pattern.shake_count == 2
+
+
+def test_a_pattern_passed_in_cannot_loosen_the_limits(virtual: tuple[Any, Any]) -> None:
+    clock, factory = virtual
+    greedy = ShakePattern(
+        shake_count=50,
+        shake_on_s=0.9,
+        shake_off_s=0.0,
+        tap_on_s=0.9,
+        limits=ShakerLimits(1.0, 0.001, 10, 0.5),
+    )
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        for _ in range(5):
+            shaker.paced_shake(greedy)
+            shaker.paced_tap(greedy)
+    check_pin_within_limits(factory.pin(17), LIMITS)
+
+
+def test_a_closed_shaker_refuses_its_pattern_and_stays_low(mock_factory: Any) -> None:
+    shaker = Shaker(17, pin_factory=mock_factory)
+    shaker.close()
+    with pytest.raises(ShakerClosedError):
+        shaker.paced_shake()
+    with pytest.raises(ShakerClosedError):
+        shaker.paced_tap()
+    assert not mock_factory.pin(17).state

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 from dicetower.firmware.server.app import ServerConfig
-from dicetower.firmware.server.rolling import RandomRoller
+from dicetower.firmware.server.rolling import RandomSupply
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> ServerConfig:
-    return ServerConfig(data_dir=tmp_path / "data", roller_factory=lambda: RandomRoller(42))
+    return ServerConfig(data_dir=tmp_path / "data", supply_factory=lambda: RandomSupply(42))

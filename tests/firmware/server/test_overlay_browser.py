@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from dicetower.firmware.server.app import ServerConfig
-from dicetower.firmware.server.rolling import RandomRoller
+from dicetower.firmware.server.rolling import RandomSupply
 from server_helpers import live_server, wait_for
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -99,17 +99,17 @@ def _overlay_ids(page) -> tuple[str | None, list[str]]:
 
 @pytest.fixture
 def server_config(config: ServerConfig) -> ServerConfig:
-    return replace(config, rate_per_second=0, roller_factory=lambda: RandomRoller(11))
+    return replace(config, rate_per_second=0, supply_factory=lambda: RandomSupply(11))
 
 
 @pytest.fixture
 def tower_config(config: ServerConfig) -> ServerConfig:
     """The simulated tower: every die on the overlay is a crop of the throw's photo."""
     from dicetower.firmware.config import DEFAULT_CONFIG
-    from dicetower.firmware.server.tower_roller import TowerRoller
+    from dicetower.firmware.server.tower_supply import TowerSupply
 
     cfg = DEFAULT_CONFIG.with_changes(sim=replace(DEFAULT_CONFIG.sim, seed=21))
-    return replace(config, rate_per_second=0, roller_factory=lambda: TowerRoller.open(cfg))
+    return replace(config, rate_per_second=0, supply_factory=lambda: TowerSupply.open(cfg))
 
 
 def test_overlay_shows_rolls_and_survives_refresh_and_restart(browser, tower_config: ServerConfig) -> None:

@@ -185,9 +185,9 @@ def test_rolls_are_rate_limited_per_client(config: ServerConfig) -> None:
 
 
 def test_queue_places_are_visible(config: ServerConfig) -> None:
-    from dicetower.firmware.server.rolling import RandomRoller
+    from dicetower.firmware.server.rolling import RandomSupply
 
-    config = replace(config, rate_per_second=0, roller_factory=lambda: RandomRoller(1, throw_time=0.3))
+    config = replace(config, rate_per_second=0, supply_factory=lambda: RandomSupply(1, throw_time=0.3))
     with TestClient(create_app(config)) as client:
         ids = [
             client.post("/api/rolls", json={"notation": "1d6", "roller": f"p{i}"}).json()["id"]
@@ -312,6 +312,18 @@ def test_openapi_describes_every_route(config: ServerConfig) -> None:
     }
     assert routes == described
     assert doc["openapi"].startswith("3.1")
+
+
+def test_openapi_lists_the_systems_of_the_systems_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dicetower.firmware.server.openapi import openapi_schema
+    from dicetower.rules.systems import SYSTEM_MODULES
+
+    def systems() -> list[str]:
+        return openapi_schema()["components"]["schemas"]["RollRequest"]["properties"]["system"]["enum"]
+
+    assert systems() == ["wizard-quest", "duelling", "wcrpg", "runic-flux"]
+    monkeypatch.setitem(SYSTEM_MODULES, "gumshoe", "dicetower.rules.systems.wcrpg")
+    assert systems()[-1] == "gumshoe"
 
 
 def test_websocket_replays_after_since(config: ServerConfig) -> None:

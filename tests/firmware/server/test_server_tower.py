@@ -10,9 +10,9 @@ import pytest
 from dicetower.firmware.config import DEFAULT_CONFIG
 from dicetower.firmware.records import Retry, SlotAnswer, ThrowRecord
 from dicetower.firmware.server.app import ServerConfig, create_app
-from dicetower.firmware.server.rolling import RandomRoller
+from dicetower.firmware.server.rolling import RandomSupply
 from dicetower.firmware.server.rolllog import RollLog
-from dicetower.firmware.server.tower_roller import TowerRoller, throw_info
+from dicetower.firmware.server.tower_supply import TowerSupply, throw_info
 from dicetower.rules.source import DieSlot
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
@@ -33,7 +33,7 @@ def _finished(client: TestClient, rid: int) -> dict:
 @pytest.fixture
 def tower_config(config: ServerConfig) -> ServerConfig:
     cfg = _sim(5)
-    return replace(config, rate_per_second=0, roller_factory=lambda: TowerRoller.open(cfg))
+    return replace(config, rate_per_second=0, supply_factory=lambda: TowerSupply.open(cfg))
 
 
 def test_tower_roll_keeps_photos_crops_and_truth(tower_config: ServerConfig) -> None:
@@ -70,7 +70,7 @@ def test_tower_roll_keeps_photos_crops_and_truth(tower_config: ServerConfig) -> 
 
 def test_rethrows_are_charged_to_the_die(config: ServerConfig) -> None:
     cfg = _sim(9, fault_rate=1.0, faults=("cocked",))
-    config = replace(config, rate_per_second=0, roller_factory=lambda: TowerRoller.open(cfg))
+    config = replace(config, rate_per_second=0, supply_factory=lambda: TowerSupply.open(cfg))
     with TestClient(create_app(config)) as client:
         ids = [client.post("/api/rolls", json={"notation": "5d6"}).json()["id"] for _ in range(4)]
         rolls = [_finished(client, rid) for rid in ids]
@@ -93,13 +93,13 @@ def test_a_kind_the_tray_lacks_is_a_failed_roll_with_the_reason(tower_config: Se
 
 
 def test_photos_and_crops_are_served_as_the_throw_kept_them(config: ServerConfig) -> None:
-    opened: list[TowerRoller] = []
+    opened: list[TowerSupply] = []
 
-    def open_roller() -> TowerRoller:
-        opened.append(TowerRoller.open(_sim(5)))
+    def open_supply() -> TowerSupply:
+        opened.append(TowerSupply.open(_sim(5)))
         return opened[0]
 
-    config = replace(config, rate_per_second=0, roller_factory=open_roller)
+    config = replace(config, rate_per_second=0, supply_factory=open_supply)
     with TestClient(create_app(config)) as client:
         rid = client.post("/api/rolls", json={"notation": "3d6"}).json()["id"]
         roll = _finished(client, rid)
@@ -131,7 +131,7 @@ def _stored_slots(config: ServerConfig, notation: str) -> list[dict]:
 
 def test_rng_and_tower_rolls_store_slots_of_one_shape(config: ServerConfig, tmp_path: Path) -> None:
     rng = _stored_slots(
-        replace(config, data_dir=tmp_path / "rng", roller_factory=lambda: RandomRoller(1)), "3d6"
+        replace(config, data_dir=tmp_path / "rng", supply_factory=lambda: RandomSupply(1)), "3d6"
     )
     cfg = _sim(5)
     tower = _stored_slots(
@@ -139,7 +139,7 @@ def test_rng_and_tower_rolls_store_slots_of_one_shape(config: ServerConfig, tmp_
             config,
             data_dir=tmp_path / "tower",
             rate_per_second=0,
-            roller_factory=lambda: TowerRoller.open(cfg),
+            supply_factory=lambda: TowerSupply.open(cfg),
         ),
         "3d6",
     )

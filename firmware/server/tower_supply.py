@@ -1,8 +1,8 @@
 """The server's dice from the tower: each throw's photo, crops, reading, timings and retries go to the log.
 
-:class:`TowerRoller` wraps an opened :class:`~dicetower.firmware.tower.Tower` (the sim, replay
+:class:`TowerSupply` wraps an opened :class:`~dicetower.firmware.tower.Tower` (the sim, replay
 or a real camera; ``open_tower`` picks the parts from the config) behind the server's
-:class:`~dicetower.firmware.server.rolling.Roller` seam. For each request it asks a
+:class:`~dicetower.firmware.server.rolling.DiceSupply` seam. For each request it asks a
 :class:`~dicetower.firmware.source.TowerSource` and turns every
 :class:`~dicetower.firmware.records.ThrowRecord` into a :class:`ThrowInfo`: the record
 carries the photo, the crop of each die cut when the throw was read, and the reading of
@@ -23,14 +23,14 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ...rules.source import DiceRequest, DiceSource
-from .rolling import Roller, ThrowHooks, ThrowInfo
+from .rolling import DiceSupply, ThrowHooks, ThrowInfo
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..records import ThrowRecord
     from ..tower import Tower
 
-__all__ = ["TowerRoller", "die_identity", "throw_info"]
+__all__ = ["TowerSupply", "die_identity", "throw_info"]
 
 
 def die_identity(colour: str, kind: str) -> str:
@@ -106,15 +106,15 @@ def throw_info(record: ThrowRecord) -> ThrowInfo:
 
 
 class _TowerThrows(DiceSource):
-    def __init__(self, roller: TowerRoller, hooks: ThrowHooks) -> None:
-        self.roller = roller
+    def __init__(self, supply: TowerSupply, hooks: ThrowHooks) -> None:
+        self.supply = supply
         self.hooks = hooks
 
     def faces(self, request: DiceRequest) -> list[int]:
         from ..source import TowerSource
 
         self.hooks.rolling(request)
-        source = TowerSource(self.roller.tower)
+        source = TowerSource(self.supply.tower)
         try:
             return source.faces(request)
         finally:
@@ -122,7 +122,7 @@ class _TowerThrows(DiceSource):
                 self.hooks.settled(throw_info(record))
 
 
-class TowerRoller(Roller):
+class TowerSupply(DiceSupply):
     """Dice from a tower; ``close()`` closes the tower (solenoid off)."""
 
     def __init__(self, tower: Tower) -> None:
@@ -130,7 +130,7 @@ class TowerRoller(Roller):
         self.name = f"tower:{tower.camera.name}"
 
     @classmethod
-    def open(cls, config: Config) -> TowerRoller:
+    def open(cls, config: Config) -> TowerSupply:
         """The tower ``config`` describes; the reader for its dice is built here, not at the first roll."""
         from ..tower import open_tower, reader_for_tray
 
