@@ -52,3 +52,9 @@ def test_private_imports_are_found() -> None:
 @pytest.mark.parametrize("path", _sources(), ids=lambda p: p.relative_to(REPO).as_posix())
 def test_module_imports_no_other_modules_private_name(path: Path) -> None:
     assert private_imports(path.read_text(encoding="utf-8")) == []
+
+
+def test_benchmarks_holds_current_figures_only() -> None:
+    """BENCHMARKS.md is a table of current figures, each with its command; history lives elsewhere."""
+    size = len((REPO / "BENCHMARKS.md").read_bytes())
+    assert size <= 20_000, f"BENCHMARKS.md is {size} bytes: move notes to docs/ or CHANGELOG.md"

@@ -1,4 +1,4 @@
-"""compare_models: the shipped pair and candidate folders scored end to end, with the sums a rule needs."""
+"""d6.compare: the shipped pair and candidate folders scored end to end, with the sums a rule needs."""
 
 from __future__ import annotations
 

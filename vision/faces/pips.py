@@ -402,7 +402,7 @@ class D6Reader:
     def thresholds_at_zero(self) -> Iterator[None]:
         """Every face taken at any probability, whatever the view, until the block ends.
 
-        Why: calibration and ``compare_models --zero-thresholds`` need each die's most likely
+        Why: calibration and ``d6.compare --zero-thresholds`` need each die's most likely
         class; the card's thresholds are put back even when reading fails.
         """
         saved = self.thresholds, self.view_thresholds

@@ -1,7 +1,7 @@
 """Per-face acceptance thresholds: how sure the face reader must be before a face counts.
 
 One acceptance rule, :func:`taken`, serves the trainer's calibration (``vision/training/d6/train.py``),
-its sweep (``rank_reader --reject-rates``) and a tower's own calibration (``dicetower calibrate``,
+its sweep (``d6.rank --reject-rates``) and a tower's own calibration (``dicetower calibrate``,
 :mod:`dicetower.vision.eval.calibrate`): a die's answer is its most likely class, taken when that class
 is a face whose threshold the probability reaches. The runtime
 (:meth:`dicetower.vision.faces.pips.D6Reader.decide`) applies the same rule to one die at a time in
@@ -55,7 +55,7 @@ def thresholds_at(conf: np.ndarray, pred: np.ndarray, y: np.ndarray, r: float) -
     """Per-face thresholds that reject the share ``r`` of each face's right answers.
 
     The threshold of face f is the r-quantile of the confidences of dice labelled f and read f;
-    a face with no such die gets 0.5. ``rank_reader --reject-rates`` shows what each r would cost
+    a face with no such die gets 0.5. ``d6.rank --reject-rates`` shows what each r would cost
     per dataset.
     """
     thr = {}

@@ -63,7 +63,7 @@ class Font:
 
 
 #: Fonts every OpenCV 5 has: its built-in sans at several weights. (OpenCV 5 draws its Hershey
-#: font ids with this same font.) Training adds TrueType files (``numerals_data --fonts``).
+#: font ids with this same font.) Training adds TrueType files (``numerals.data --fonts``).
 BUILTIN_FONTS: tuple[Font, ...] = tuple(Font("sans", w) for w in (300, 400, 500, 600, 700, 800, 900))
 
 

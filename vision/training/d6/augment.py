@@ -1,4 +1,4 @@
-"""Random training crops of the cached contexts (:mod:`.reader_data`), and the calibration crops.
+"""Random training crops of the cached contexts (:mod:`.data`), and the calibration crops.
 
 Training crops are made a batch at a time (:func:`augment_batch`, torch ``grid_sample``): at any
 rotation (a die seen from above has no up), unless its dataset is photographed at an angle

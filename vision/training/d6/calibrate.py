@@ -1,7 +1,7 @@
 """Calibrate a trained face reader on the val split and write it as the runtime loads it.
 
 Temperature scaling on val crops cut as the runtime cuts them (the exact labelled crops and the
-same dice framed as an imprecise detector frames them, :func:`~.reader_augment.jitter_crop`), read
+same dice framed as an imprecise detector frames them, :func:`~.augment.jitter_crop`), read
 as the runtime reads them (a mirrored second look at unsure crops,
 :func:`~dicetower.vision.faces.pips.looked_twice`); then per-face thresholds chosen so every face is
 rejected at the same rate and confidently wrong answers stay under the target
@@ -27,7 +27,7 @@ from .nets import export, torch_logits
 
 __all__ = ["Calibration", "calibrate", "calibration_crops", "fit_temperature", "write_reader"]
 
-#: Names of the calibration groups by id (the d6 datasets, then :mod:`.reader_data`'s own groups).
+#: Names of the calibration groups by id (the d6 datasets, then :mod:`.data`'s own groups).
 GROUP_NAMES = (*D6_DATASETS, "synth", "other dice (class 0)", "synth oblique")
 
 
@@ -63,7 +63,7 @@ def calibration_crops(
     """The val split's crops, faces and groups: each die exactly as labelled, then jittered.
 
     The jittered crops are turned no more than training turned the die's dataset
-    (:func:`~.reader_augment.turn_limits`); ``seed`` makes them the same on every run.
+    (:func:`~.augment.turn_limits`); ``seed`` makes them the same on every run.
     """
     val = np.flatnonzero(data["split"] == 1)
     rng = np.random.default_rng(seed + 7)

@@ -3,7 +3,7 @@
 For every labelled d6 a *context* square (:data:`CTX_FACTOR` x the die, :data:`CTX` px, colour) is
 cut from the photo and stored with its face, split (:func:`~dicetower.vision.eval.splits.split_of`) and
 dataset; background squares from the same photos become class 0 ("not a readable die"). The
-training crops are cut from the contexts at random (:mod:`.reader_augment`), the calibration crops
+training crops are cut from the contexts at random (:mod:`.augment`), the calibration crops
 as the runtime cuts them. Photos are read once; nothing is written to the repo. Beside the
 labelled dice: the pipeline's false alarms (:func:`build_hard_negatives`), whatever it proposes on
 photos of other dice (:func:`build_other_dice_negatives`), and rendered dice seen from above

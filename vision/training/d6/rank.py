@@ -5,7 +5,7 @@ Run::
     .venv/bin/python -m dicetower.vision.training.d6.rank [MODEL_DIR ...] [--split val]
 
 For each reader (default: the shipped one) and each hard d6 dataset it reads the labelled boxes
-(cut as ``eval_reader --mode gt`` cuts them) and prints: how often the most likely face is right
+(cut as ``d6.evaluate --mode gt`` cuts them) and prints: how often the most likely face is right
 (``best``), how many answers the reader's own thresholds accept right and wrong, and how many
 right answers come before the 1st, 2nd, 3rd and 5th wrong one when all answers are sorted by
 confidence (``right at <=0/1/2/4 wrong``).

@@ -20,15 +20,15 @@ temperature 0.791 where the card says 0.829).
 
 The steps, each in its own module and each cached under ``--work`` so a rerun is cheap:
 
-1. data (:mod:`.reader_data`): a context square around every labelled d6 and background squares
+1. data (:mod:`.data`): a context square around every labelled d6 and background squares
    as class 0; with ``--hard-negatives`` the pipeline's false alarms, with ``--other-dice``
    whatever it proposes on photos of d20s (class 0: a numeral is not a pip), with ``--synth`` /
    ``--synth-oblique`` rendered dice (train only), with ``--errata DIR`` labels a person corrected.
-2. train (:mod:`.reader_train`): the CNN of ``--arch`` (:mod:`.reader_nets`) on random crops of
-   the train contexts (:mod:`.reader_augment`), optionally learning from a ``--teacher``'s soft
+2. train (:mod:`.loop`): the CNN of ``--arch`` (:mod:`.nets`) on random crops of
+   the train contexts (:mod:`.augment`), optionally learning from a ``--teacher``'s soft
    answers too. ``--oblique NAME`` bounds the turn of a dataset photographed at an angle, whose
    top face is the upper one in the picture.
-3. calibrate and export (:mod:`.reader_calibrate`): temperature and per-face thresholds on the val
+3. calibrate and export (:mod:`.calibrate`): temperature and per-face thresholds on the val
    split read as the runtime reads it, then the ONNX file and its card.
 
 Options for a run of its own: ``--augment FIELD=VALUE`` (how hard crops are distorted, e.g.

@@ -2,8 +2,8 @@
 
 Why: the val split holds two videos (one oblique), so a choice made on it is coarse. Here the
 train videos are dealt into ``--folds`` folds (sorted, every ``k``-th video); for each fold the
-drawings-only network (``--base``) is fine-tuned as the shipped one is (:mod:`.glyph_real`'s
-upright crops, :func:`.glyphs_train.train`) on the other folds' videos only, and the fold's own
+drawings-only network (``--base``) is fine-tuned as the shipped one is (:mod:`.real`'s
+upright crops, :func:`.train.train`) on the other folds' videos only, and the fold's own
 videos are read by :class:`~dicetower.vision.faces.glyphs.GlyphReader` with that network, at each of
 ``--thresholds``. Every train photo is then read by a network that never saw its video: one
 figure over sixteen videos. Printed as one JSON line: right and wrong at each threshold, and

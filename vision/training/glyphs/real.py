@@ -33,7 +33,7 @@ def real_upright(
     """``(x uint8 (n, S, S), y int16 (n,), video str (n,))`` upright real crops of ``split``.
 
     ``video`` names each crop's video (``background#face``), for splits by video
-    (:mod:`.glyphs_folds`). Module docstring: how the upright turn is found.
+    (:mod:`.folds`). Module docstring: how the upright turn is found.
     """
     folder = datasets / "rsandrini-d20"
     rows = [json.loads(line) for line in (folder / "manifest.jsonl").read_text().splitlines() if line.strip()]

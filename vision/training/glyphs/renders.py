@@ -8,7 +8,7 @@ foreshortening. The renderer knows where the top numeral lies and which turn sta
 ``--turns`` crops at that turn +-10 degrees (class: its numeral) centred near the numeral (off by
 up to ``--shift`` of the box's side, as the reader's centres are), and, unless the numeral reads
 alike half turned, one at the half turn +-30 degrees (class ``none``). Seeds start at
-:data:`SEED`, far from the renders :mod:`.numerals_eval` scores (``TEST_SEED``).
+:data:`SEED`, far from the renders :mod:`..numerals.evaluate` scores (``TEST_SEED``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""Train the upright-numeral network on :mod:`.glyph_data`'s crops; write its ONNX file and card.
+"""Train the upright-numeral network on :mod:`.data`'s crops; write its ONNX file and card.
 
 The network: a 5 x 5 stride-2 convolution and two conv + pool stages (32, 64, 128 channels)
 on the 48-px grey crop, then a linear layer over the 6 x 6 grid; about 0.23 M weights. AdamW,
 one-cycle, fixed seeds. Each batch is shifted by up to 3 px and given a random contrast (the
 crops already carry blur, noise, JPEG).
-The upright reading is scored on real photos by :mod:`.glyphs_eval`, never by this loop.
+The upright reading is scored on real photos by :mod:`.evaluate`, never by this loop.
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ def train(
 ) -> Any:
     """The trained model (eval mode); prints val top-1 after each epoch.
 
-    ``extra``: more training crops (``.npz`` files of ``x``, ``y``, such as :mod:`.glyph_real`'s
-    or :mod:`.glyph_renders`'), each drawn its ``extra_weight`` times an epoch (1 when not
+    ``extra``: more training crops (``.npz`` files of ``x``, ``y``, such as :mod:`.real`'s
+    or :mod:`.renders`'), each drawn its ``extra_weight`` times an epoch (1 when not
     given); ``resume``: start from this state (``.pt``).
     """
     import torch

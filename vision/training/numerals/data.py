@@ -9,7 +9,7 @@ short name per crop.
 
 Sources (split rules in code, never random by frame):
 
-- renders (:mod:`.numeral_scenes`): train seeds from :data:`TRAIN_SEED`, val from
+- renders (:mod:`.scenes`): train seeds from :data:`TRAIN_SEED`, val from
   :data:`VAL_SEED`; :data:`TEST_SEED` is never drawn here. Backgrounds are patches of the
   split's own real photos (:mod:`.backgrounds`); fonts are OpenCV's built-in sans plus the
   TrueType files of ``--fonts`` (default: the DejaVu, STIX and Computer Modern faces that
@@ -58,7 +58,7 @@ __all__ = [
 
 TRAIN_SEED = 1_000_000
 VAL_SEED = 2_000_000
-#: Held-out renders: used only by :mod:`.numerals_eval`.
+#: Held-out renders: used only by :mod:`.evaluate`.
 TEST_SEED = 3_000_000
 #: Kind labels: the reader's kinds, then ``none``.
 KIND_LABELS: tuple[str, ...] = (*NUMERAL_NETWORK_KINDS, "none")

@@ -8,8 +8,8 @@ Each figure is printed as one JSON line (BENCHMARKS.md ``## Numerals`` quotes th
   ``dicetower eval``'s own code (:func:`~dicetower.vision.eval.evaluate.evaluate_folder`,
   :class:`~dicetower.vision.eval.evaluate.FolderReport`); the interval is eval's, over its photo
   groups, and the accuracy per video is listed beside it;
-- ``renders``: renders of the split's seed (``--split test``: :data:`~.numerals_data.TEST_SEED`,
-  never drawn in training, read once per shipped model; ``val``: :data:`~.numerals_data.VAL_SEED`,
+- ``renders``: renders of the split's seed (``--split test``: :data:`~.data.TEST_SEED`,
+  never drawn in training, read once per shipped model; ``val``: :data:`~.data.VAL_SEED`,
   for choosing), one die a crop, read by :class:`~dicetower.vision.faces.numerals.NumeralReader` from
   its labelled box: right / wrong / unreadable per kind with 95 % intervals;
 - ``trays``: rendered trays (the split's seed, as for renders) of mixed dice (pip d6, numeral d6,

@@ -1,4 +1,4 @@
-"""Train the numeral reader on :mod:`.numerals_data`'s crops; write the ONNX file and its card.
+"""Train the numeral reader on :mod:`.data`'s crops; write the ONNX file and its card.
 
 Loop: AdamW, one-cycle learning rate, fixed seeds, ``--threads`` torch threads. Each epoch
 draws every crop once and the real d20 crops ``--real-weight`` times (they are few, and the
