@@ -11,7 +11,12 @@ Optional extensions (ignored by readers that do not know them, never written whe
   ``face`` is then the face most toward the camera, for information; the right answer for
   a reader is "unreadable" and ``dicetower eval`` scores it that way;
 * per line, ``"reference": "images/empty_1.png"``: a photo of the empty tray under the same
-  light, handed to the reader as its ``reference``.
+  light, handed to the reader as its ``reference``;
+* per die, ``"colour": "blue"`` (the die's colour name, which tells it from other dice of its kind)
+  and ``"crop": "crops/blue-d20/00001.png"`` (a picture of the die alone, cut when it was read):
+  a teach folder (``dicetower teach``) writes both;
+* per die, no ``face``: a die not yet named, in a teach folder. Only :func:`read_manifest` with
+  ``unnamed=True`` accepts it; everything that scores readings refuses it, naming the die.
 
 Every line is checked before any photo is read, and a bad one is an error naming the file, the
 line and the field (``manifest.jsonl:7: bad manifest line: dice[1].face: 7 is not on a d6
@@ -55,6 +60,8 @@ MAX_ENTRIES = 1_000_000
 MAX_LINE_CHARS = 1_000_000
 #: More labelled dice than this in one photo is refused (a tray holds a few dozen at most).
 MAX_DICE_PER_PHOTO = 1000
+#: Longest colour name a die may carry.
+MAX_NAME_CHARS = 40
 #: How far (photo pixels) a box may reach past the photo's edge: labels are written to 0.1 px.
 BOX_EDGE_SLACK = 0.5
 
@@ -69,16 +76,24 @@ class ManifestError(VisionError, ValueError):
 @dataclass(frozen=True)
 class LabelledDie:
     die: str
-    face: int
+    face: int | None  #: None: not yet named (a teach folder read with ``unnamed=True``)
     box: tuple[float, float, float, float] | None = None  #: None: the whole photo is this die
     cocked: bool = False  #: no face is up; the right reading is "unreadable"
+    colour: str = ""  #: the die's colour name, when the writer knew it
+    crop: str = ""  #: the die's own picture, relative to the manifest's folder
 
     def to_json(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"die": self.die, "face": self.face}
+        d: dict[str, Any] = {"die": self.die}
+        if self.face is not None:
+            d["face"] = self.face
         if self.box is not None:
             d["box"] = [round(float(v), 1) for v in self.box]
         if self.cocked:
             d["cocked"] = True
+        if self.colour:
+            d["colour"] = self.colour
+        if self.crop:
+            d["crop"] = self.crop
         return d
 
 
@@ -109,20 +124,21 @@ def _faces_text(kind: str) -> str:
     return f"faces {faces[0]}-{faces[-1]}{step}"
 
 
-def _die(d: object, at: str) -> LabelledDie:
+def _die(d: object, at: str, folder: Path, root: Path, unnamed: bool = False) -> LabelledDie:
     if not isinstance(d, dict):
         raise _Bad(at, f"each die is a JSON object, got {_json_type(d)}")
     kind = d.get("die")
     if not isinstance(kind, str) or kind not in DIE_FACES:
         got = "missing" if "die" not in d else repr(kind)
         raise _Bad(f"{at}.die", f"{got} is not a die kind (one of {', '.join(DIE_FACES)})")
-    if "face" not in d:
-        raise _Bad(f"{at}.face", "missing")
-    face = d["face"]
-    if isinstance(face, bool) or not isinstance(face, int):
-        raise _Bad(f"{at}.face", f"must be an integer, got {_json_type(face)} {_short(face)}")
-    if face not in DIE_FACES[kind]:
-        raise _Bad(f"{at}.face", f"{face} is not on a {kind} ({_faces_text(kind)})")
+    face = d.get("face")
+    if "face" not in d and not unnamed:
+        raise _Bad(f"{at}.face", "missing (a die of a teach folder not yet named: dicetower teach name)")
+    if face is not None or not unnamed:
+        if isinstance(face, bool) or not isinstance(face, int):
+            raise _Bad(f"{at}.face", f"must be an integer, got {_json_type(face)} {_short(face)}")
+        if face not in DIE_FACES[kind]:
+            raise _Bad(f"{at}.face", f"{face} is not on a {kind} ({_faces_text(kind)})")
     box = d.get("box")
     if box is not None:
         if not isinstance(box, list) or len(box) != 4:
@@ -139,7 +155,13 @@ def _die(d: object, at: str) -> LabelledDie:
     cocked = d.get("cocked", False)
     if not isinstance(cocked, bool):
         raise _Bad(f"{at}.cocked", f"must be true or false, got {_json_type(cocked)} {_short(cocked)}")
-    return LabelledDie(kind, face, box, cocked)
+    colour = d.get("colour", "")
+    if not isinstance(colour, str) or len(colour) > MAX_NAME_CHARS:
+        raise _Bad(f"{at}.colour", f"must be a colour name, got {_json_type(colour)} {_short(colour)}")
+    crop = d.get("crop", "")
+    if crop != "":
+        _inside(folder, root, crop, f"{at}.crop")
+    return LabelledDie(kind, face, box, cocked, colour, crop)
 
 
 def _json_type(value: object) -> str:
@@ -170,7 +192,9 @@ def _inside(folder: Path, root: Path, value: object, field: str) -> Path:
     return path
 
 
-def _parse_line(folder: Path, raw: str, lineno: int, source: Path, root: Path | None = None) -> ManifestEntry:
+def _parse_line(
+    folder: Path, raw: str, lineno: int, source: Path, root: Path | None = None, unnamed: bool = False
+) -> ManifestEntry:
     root = root if root is not None else folder.resolve()
     try:
         try:
@@ -189,7 +213,7 @@ def _parse_line(folder: Path, raw: str, lineno: int, source: Path, root: Path | 
             raise _Bad("dice", f"must be a list of objects, got {_json_type(dice_raw)}")
         if len(dice_raw) > MAX_DICE_PER_PHOTO:
             raise _Bad("dice", f"{len(dice_raw)} dice; at most {MAX_DICE_PER_PHOTO} a photo")
-        dice = [_die(d, f"dice[{i}]") for i, d in enumerate(dice_raw)]
+        dice = [_die(d, f"dice[{i}]", folder, root, unnamed) for i, d in enumerate(dice_raw)]
     except _Bad as exc:
         raise ManifestError(f"{source}:{lineno}: bad manifest line: {exc}") from None
     return ManifestEntry(
@@ -210,8 +234,12 @@ def check_boxes(entry: ManifestEntry, width: int, height: int) -> None:
             )
 
 
-def read_manifest(folder: str | Path) -> Iterator[ManifestEntry]:
-    """Yield the entries of ``folder/manifest.jsonl`` in file order (blank lines skipped)."""
+def read_manifest(folder: str | Path, *, unnamed: bool = False) -> Iterator[ManifestEntry]:
+    """Yield the entries of ``folder/manifest.jsonl`` in file order (blank lines skipped).
+
+    ``unnamed`` accepts dice with no ``face`` (a teach folder before its dice are named); their
+    :attr:`LabelledDie.face` is None.
+    """
     folder = Path(folder)
     path = folder / "manifest.jsonl"
     if not path.is_file():
@@ -232,7 +260,7 @@ def read_manifest(folder: str | Path) -> Iterator[ManifestEntry]:
             if len(raw) > MAX_LINE_CHARS:
                 raise ManifestError(f"{path}:{lineno}: line: longer than {MAX_LINE_CHARS} characters")
             if raw.strip():
-                yield _parse_line(folder, raw, lineno, path, root)
+                yield _parse_line(folder, raw, lineno, path, root, unnamed)
 
 
 def write_manifest_line(

@@ -197,3 +197,32 @@ def test_a_folder_where_no_photo_reads_is_an_error(
     assert captured.out == ""
     (line,) = captured.err.splitlines()
     assert "none of its 2 photos could be read" in line, line
+
+
+def test_an_unnamed_die_is_refused_unless_asked_for(tmp_path: Path) -> None:
+    line = {"image": "images/a.png", "dice": [{"die": "d20", "box": [10, 10, 40, 40], "colour": "blue"}]}
+    folder = _folder(tmp_path, line)
+    with pytest.raises(ManifestError, match=r"dice\[0\].face: missing .*dicetower teach name"):
+        list(read_manifest(folder))
+    (entry,) = read_manifest(folder, unnamed=True)
+    assert entry.dice[0].face is None and entry.dice[0].colour == "blue"
+    assert entry.dice[0].to_json() == {"die": "d20", "box": [10.0, 10.0, 40.0, 40.0], "colour": "blue"}
+
+
+def test_a_named_die_is_still_checked_when_unnamed_ones_are_allowed(tmp_path: Path) -> None:
+    folder = _folder(tmp_path, _die(face=9))
+    with pytest.raises(ManifestError, match="9 is not on a d6"):
+        list(read_manifest(folder, unnamed=True))
+
+
+def test_a_crop_outside_the_folder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ManifestError, match=r"dice\[0\].crop: .* is outside the manifest's folder"):
+        list(read_manifest(_folder(tmp_path, _die(crop="../elsewhere.png"))))
+    with pytest.raises(ManifestError, match=r"dice\[0\].colour: must be a colour name"):
+        list(read_manifest(_folder(tmp_path, _die(colour=7), name="other")))
+
+
+def test_colour_and_crop_travel_through_a_manifest_line(tmp_path: Path) -> None:
+    (entry,) = read_manifest(_folder(tmp_path, _die(colour="red", crop="crops/red-d6/00001.png")))
+    assert entry.dice[0].colour == "red" and entry.dice[0].crop == "crops/red-d6/00001.png"
+    assert entry.dice[0].to_json()["crop"] == "crops/red-d6/00001.png"
