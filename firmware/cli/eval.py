@@ -19,6 +19,7 @@ from ...vision.eval.errata import errata_for
 from ...vision.eval.evaluate import EvalError, FolderReport, PhotoResult, evaluate_folder, select_entries
 from ...vision.imageio import ImageError, load_image
 from ...vision.reader import import_reader, open_reader
+from ...vision.reading import DiceReader
 from .arguments import positive_int
 from .progress import Progress
 
@@ -34,6 +35,7 @@ examples:
   dicetower eval recordings/ --save-failures failures --limit 50
   dicetower eval ../shared/datasets/byler-d6 --split val --models my-reader
   dicetower eval ../shared/datasets/byler-d6 --split test --errata vision/training/errata
+  dicetower eval my-teach-folder --taught my-dice --json
 """
 
 
@@ -76,6 +78,13 @@ def register(subparsers: Any) -> None:
         "(on by itself when the labels scored hold a d10, d10t or d20)",
     )
     p.add_argument(
+        "--taught",
+        metavar="MODEL",
+        type=Path,
+        help="read the dice a taught model knows with their own readers (dicetower teach fit); "
+        "other dice with the general reader",
+    )
+    p.add_argument(
         "--errata",
         metavar="DIR",
         type=Path,
@@ -110,10 +119,26 @@ def check_scored(folder: Path, photos: int, errors: int, examples: list[str]) ->
         raise EvalError(f"{folder}: none of its {photos} photos could be read{first}")
 
 
+def open_eval_reader(args: argparse.Namespace, numeral_kinds: list[str]) -> DiceReader:
+    """The reader ``args`` ask for: another one (``--reader``), a taught one, or the built-in one."""
+    if args.reader is not None:
+        return import_reader(args.reader)
+    if args.taught is not None:
+        from ...vision.taught.model import TaughtModel
+        from ...vision.taught.reader import open_taught_reader
+
+        model = TaughtModel(args.taught)
+        untaught = sorted(set(numeral_kinds) - model.kinds())
+        return open_taught_reader(model, models=args.models, numerals=args.numerals or bool(untaught))
+    return open_reader(args.models, numerals=args.numerals or bool(numeral_kinds))
+
+
 def run(args: argparse.Namespace) -> int:
     check_labelled_folders(args.folders, args.errata)
     if args.reader is not None and args.models is not None:
         raise EvalError("--models and --reader cannot be combined: --models sets the built-in reader's files")
+    if args.reader is not None and args.taught is not None:
+        raise EvalError("--taught and --reader cannot be combined: --taught reads with the built-in reader")
     chosen = []
     for folder in args.folders:
         errata = errata_for(folder, args.errata) if args.errata is not None else []
@@ -124,11 +149,7 @@ def run(args: argparse.Namespace) -> int:
         # a folder of d20 photos read as pip d6 would score 0 % for a reason the table does not say
         held = ", ".join(numeral_kinds)
         print(f"dicetower: the labels hold {held}: reading with --numerals", file=sys.stderr)
-    reader = (
-        import_reader(args.reader)
-        if args.reader is not None
-        else open_reader(args.models, numerals=args.numerals or bool(numeral_kinds))
-    )
+    reader = open_eval_reader(args, numeral_kinds)
     for folder, errata, entries in chosen:
         name = folder.resolve().name
         report = FolderReport(name)

@@ -408,9 +408,10 @@ def select_entries(
     ``split`` keeps photos of that split (:func:`dicetower.vision.eval.splits.split_of`; for
     ``rsandrini-d20``, whole videos: :func:`~dicetower.vision.eval.splits.d20_splits`); ``kinds`` drops
     labels of other die kinds and photos left without labels; ``limit`` keeps that many
-    photos spread evenly over the manifest, since manifests are often sorted by face.
+    photos spread evenly over the manifest, since manifests are often sorted by face. A photo
+    with a die not yet named (a teach folder, ``docs/teach.md``) is left out: it cannot be scored.
     """
-    entries: list[ManifestEntry] = list(read_manifest(folder))
+    entries = [e for e in read_manifest(folder, unnamed=True) if all(d.face is not None for d in e.dice)]
     if errata:
         entries = apply_errata(entries, list(errata))
     if split is not None:

@@ -1,0 +1,146 @@
+"""``dicetower teach fit FOLDER --out MODEL``: a taught reader from a labelled folder.
+
+FOLDER is any folder in the manifest format with faces named: a teach folder after
+``dicetower teach name``, or photos labelled by hand. The fit, its held-back figures and its
+refusals are :mod:`dicetower.vision.taught.fit`'s; this module parses, runs and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EXAMPLES", "add_fit_parser", "run_fit"]
+
+EXAMPLES = """\
+examples:
+  dicetower teach fit teach/ --out my-dice
+  dicetower teach fit recordings/ --out my-dice --tray recordings/images/empty.png
+  dicetower teach fit ../shared/datasets/skovy-d6-crops --out skovy --max-wrong 1
+  dicetower eval teach/ --taught my-dice        # read it back with the taught reader
+"""
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text}")
+    return value
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 1 <= value <= 10_000:
+        raise argparse.ArgumentTypeError(f"expected 1 to 10000, got {value}")
+    return value
+
+
+def add_fit_parser(actions: Any) -> argparse.ArgumentParser:
+    """Add ``fit`` to the ``teach`` command's actions."""
+    from ...vision.taught.fit import HOLD_BACK, MAX_WRONG, MIN_PER_FACE
+
+    p = actions.add_parser(
+        "fit",
+        help="fit a taught reader on a folder of named dice",
+        description="Learn the tray, each taught die's body and a reader for its faces from a labelled "
+        "folder (manifest format); hold back its latest rolls to set each die's abstention threshold, "
+        "and write the held-back figures into the model's card (taught.json).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("folder", type=Path, metavar="FOLDER", help="a folder with manifest.jsonl, faces named")
+    p.add_argument("--out", type=Path, required=True, metavar="MODEL", help="the taught model's folder")
+    p.add_argument(
+        "--hold-back",
+        type=_share,
+        default=HOLD_BACK,
+        metavar="SHARE",
+        help=f"share of each die's latest photos held back (default {HOLD_BACK})",
+    )
+    p.add_argument(
+        "--min-per-face",
+        type=_count,
+        default=MIN_PER_FACE,
+        metavar="N",
+        help=f"refuse when a face was named fewer times (default {MIN_PER_FACE})",
+    )
+    p.add_argument(
+        "--max-wrong",
+        type=_rate,
+        default=MAX_WRONG,
+        metavar="RATE",
+        help=f"refuse when the held-back wrong rate could be over RATE (95 %% bound; default {MAX_WRONG})",
+    )
+    p.add_argument(
+        "--seen-faces-only",
+        action="store_true",
+        help="teach only the faces named (photos that show some faces); the die then answers only those",
+    )
+    p.add_argument(
+        "--tray", type=Path, metavar="PHOTO", help="a photo of the empty tray (default: the folder's)"
+    )
+    p.add_argument("--force", action="store_true", help="replace a taught model already in --out")
+    p.set_defaults(func=run_fit)
+    return p
+
+
+def _check_out(out: Path, force: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"--out {out}: not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        if (out / "taught.json").is_file():
+            raise FileExistsError(f"--out {out}: holds a taught model; --force replaces it")
+        raise FileExistsError(f"--out {out}: not empty; choose a new folder")
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    from ...vision.taught.fit import FitOptions, fit_model
+
+    if not (args.folder / "manifest.jsonl").is_file():
+        raise FileNotFoundError(f"{args.folder}: no manifest.jsonl (a labelled folder, docs/teach.md)")
+    _check_out(args.out, args.force)
+    options = FitOptions(
+        hold_back=args.hold_back,
+        min_per_face=args.min_per_face,
+        max_wrong=args.max_wrong,
+        seen_faces_only=args.seen_faces_only,
+        tray=args.tray,
+    )
+    command = f"dicetower teach fit {args.folder} --out {args.out}"
+
+    def log(message: str) -> None:
+        print(f"dicetower: {message}", file=sys.stderr)
+
+    result = fit_model(args.folder, args.out, options, log=log, command=command)
+    held = result.card["held_back"]
+    print(f"{result.out}: {len(result.card['dice'])} taught dice, fitted in {result.seconds:.0f} s")
+    for die in result.card["dice"]:
+        print(f"  {die['id']}: {_figures_line(die['figures'])}; threshold {die['threshold']:.3f}")
+    print(f"  all: {_figures_line(held)}")
+    return 0
+
+
+def _figures_line(f: dict[str, Any]) -> str:
+    lo, hi = f["right_interval"]
+    return (
+        f"held back {f['dice']}: right {f['right']} ({lo:.1%} to {hi:.1%}), wrong {f['wrong']}"
+        f" (at most {f['wrong_upper']:.1%}), unreadable {f['unreadable']}"
+    )

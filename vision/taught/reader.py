@@ -1,0 +1,108 @@
+"""Read a frame with a taught model: the general reader finds the dice, each taught die reads itself.
+
+The general reader (:class:`~dicetower.vision.reader.FrameReader`) locates the dice and names
+each one's kind and colour. Each located die is then matched to the taught die whose body it
+is nearest (:func:`~.body.body_distance`: colour, size and kind), and read by that die's own
+head (:class:`~.model.TaughtModel`), which answers only with that die's faces or says
+``low_confidence``. A die no taught body is near keeps the general reader's reading, so a
+tray may mix taught and untaught dice. A die the general reader could not read for a reason of
+its own (cut off by the frame, too small, blurred, touching, cocked) stays unreadable: those
+are facts about the photo, not about which face is up.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from ..kinds import label_of
+from ..reader import FrameReader, open_reader
+from ..reading import DieReading, Reading, ReadStatus, UnreadableReason
+from .body import MAX_DELTA_E, body_distance
+from .model import TaughtDieCard, TaughtModel
+
+__all__ = ["REREAD", "TaughtFrameReader", "open_taught_reader"]
+
+#: General readings a taught die reads again: read, or unsure of the face or kind.
+REREAD = frozenset({None, UnreadableReason.LOW_CONFIDENCE, UnreadableReason.KIND_UNSURE})
+
+
+class TaughtFrameReader:
+    """A :class:`~dicetower.vision.reading.DiceReader` over a taught model. Build with
+    :func:`open_taught_reader`; call :meth:`read` per frame.
+
+    ``last_taught`` holds the confidences of the taught dice of the last frame, for a running
+    figure of how sure the taught reader is (the tower's drift check).
+    """
+
+    def __init__(self, model: TaughtModel, general: FrameReader) -> None:
+        self.model = model
+        self.general = general
+        self.last_taught: list[tuple[str, float]] = []
+
+    def match(self, die: DieReading) -> TaughtDieCard | None:
+        """The taught die ``die`` is, or None when no taught body is near enough."""
+        side = max(die.box[2], die.box[3])
+        best, best_cost = None, MAX_DELTA_E
+        for taught in self.model.dice:
+            cost = body_distance(taught.body, die.hsv, side, label_of(die.kind) == taught.kind)
+            if cost <= best_cost:
+                best, best_cost = taught, cost
+        return best
+
+    def read(
+        self, frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
+    ) -> Reading:
+        """Locate and read every die in ``frame``; taught dice by their own heads."""
+        if reference is None and self.model.tray is not None and self.model.tray.shape == frame.shape:
+            reference = self.model.tray
+        reading = self.general.read(frame, reference, tray)
+        t0 = time.perf_counter()
+        dice = list(reading.dice)
+        wanted: dict[str, list[int]] = {}
+        cards: dict[str, TaughtDieCard] = {}
+        for i, d in enumerate(dice):
+            if d.reason not in REREAD:
+                continue
+            taught = self.match(d)
+            if taught is not None:
+                wanted.setdefault(taught.id, []).append(i)
+                cards[taught.id] = taught
+        self.last_taught = []
+        for identity, indices in wanted.items():
+            taught = cards[identity]
+            reads = self.model.read(taught, frame, [dice[i].box for i in indices])
+            for i, r in zip(indices, reads, strict=True):
+                dice[i] = replace(
+                    dice[i],
+                    kind=taught.kind,
+                    face=r.face,
+                    status=ReadStatus.READ if r.face is not None else ReadStatus.UNREADABLE,
+                    reason=r.reason,
+                    confidence=r.confidence,
+                    face_centre=None,
+                )
+                self.last_taught.append((identity, r.confidence))
+        timings = {**reading.timings_ms, "taught": (time.perf_counter() - t0) * 1000.0}
+        return replace(reading, dice=tuple(dice), timings_ms=timings)
+
+
+def open_taught_reader(
+    model: str | Path | TaughtModel, *, models: str | Path | None = None, numerals: bool | None = None
+) -> TaughtFrameReader:
+    """A taught reader over the model in folder ``model`` and the general reader of ``models``.
+
+    ``numerals`` turns the general reader's kinds on (default: when a taught die is not a pip
+    d6, since its body is found and its kind named by the numeral network). The general
+    upright-numeral reader, slow and unneeded for a taught die's face, is left out when kinds
+    are on only for taught dice; pass ``numerals=True`` to read untaught numeral dice too.
+    """
+    taught = model if isinstance(model, TaughtModel) else TaughtModel(model)
+    need = any(d.kind != "d6" for d in taught.dice)
+    general = open_reader(models, numerals=bool(numerals) or need)
+    if not numerals:
+        general.glyphs = None
+    return TaughtFrameReader(taught, general)

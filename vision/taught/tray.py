@@ -1,0 +1,67 @@
+"""The empty tray a taught model compares against: a calibration photo, or one derived from the rolls.
+
+Why derived: dice land somewhere else on every throw, so at each pixel most photos show the
+tray. The per-pixel median of a few dozen photos of one camera is the tray with the dice gone
+(a die that never moves, a jam, would stay: the tower's own calibration photo is better when
+there is one, and is used first).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from ..imageio import ImageError, load_image
+from .teaching import TeachingSet
+
+__all__ = ["MEDIAN_PHOTOS", "derive_tray", "median_tray"]
+
+#: Photos the median is taken over (spread evenly through the folder).
+MEDIAN_PHOTOS = 31
+
+
+def median_tray(photos: list[np.ndarray]) -> np.ndarray | None:
+    """The per-pixel median of the photos of the most common size, or None when there are fewer than 3."""
+    if not photos:
+        return None
+    shape, count = Counter(p.shape for p in photos).most_common(1)[0]
+    if count < 3:
+        return None
+    stack = np.stack([p for p in photos if p.shape == shape])
+    return np.median(stack, axis=0).astype(np.uint8)
+
+
+def derive_tray(teaching: TeachingSet, out: Path, given: Path | None = None) -> str:
+    """Write the empty tray to ``out``; returns a note saying where it came from.
+
+    ``given`` (an empty-tray photo) comes first, then the folder's own reference photo, then
+    the median of the folder's photos. A folder of single-die crops yields none.
+    """
+    own = teaching.references[0] if teaching.references else None
+    for source, what in ((given, "the given empty-tray photo"), (own, "the folder's empty-tray photo")):
+        if source is None:
+            continue
+        try:
+            frame = load_image(source)
+        except ImageError as exc:
+            return f"empty tray: {what} could not be read ({exc}); none kept"
+        cv2.imwrite(str(out), frame)
+        return f"empty tray: {what} ({source.name})"
+    if all(e.box is None for die in teaching.dice for e in die.examples):
+        return "empty tray: none (each photo is one die, with no tray around it)"
+    paths = list(teaching.photos())
+    step = max(1, len(paths) // MEDIAN_PHOTOS)
+    frames = []
+    for path in paths[::step][:MEDIAN_PHOTOS]:
+        try:
+            frames.append(load_image(path))
+        except ImageError:
+            continue
+    tray = median_tray(frames)
+    if tray is None:
+        return "empty tray: none (too few photos of one size to derive it)"
+    cv2.imwrite(str(out), tray)
+    return f"empty tray: the per-pixel median of {len(frames)} photos"

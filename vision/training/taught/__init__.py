@@ -1,0 +1,1 @@
+"""Measuring taught readers on real photos (repository only): the teach-then-read protocol."""
