@@ -1,0 +1,1 @@
+"""Teaching the tower its own dice: group, name, fit and read (docs/teach.md)."""
