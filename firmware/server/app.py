@@ -31,6 +31,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .events import EventBus
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
+from .guards import ApiError, json_body, require_token
 from .openapi import openapi_schema
 from .rolling import DiceSupply, RandomSupply, RequestFieldError, parse_roll_request
 from .rolllog import RollLog
@@ -42,7 +43,6 @@ from .security import (
     SecurityHeadersMiddleware,
     is_loopback,
     load_or_create_token,
-    token_matches,
 )
 from .views import roll_summary, roll_view
 
@@ -76,17 +76,6 @@ class ServerConfig:
     @property
     def token_required(self) -> bool:
         return self.require_token if self.require_token is not None else not is_loopback(self.host)
-
-
-class ApiError(Exception):
-    """A request the API refuses: ``status``, the ``field`` at fault (if any) and a message."""
-
-    def __init__(self, status: int, message: str, *, field_name: str | None = None, **extra: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.field = field_name
-        self.extra = extra
 
 
 def _error(status: int, message: str, field_name: str | None = None, **extra: Any) -> JSONResponse:
@@ -126,18 +115,6 @@ def _state(request: Request | WebSocket) -> Any:
     return request.state
 
 
-def _require_token(request: Request) -> None:
-    token = _state(request).token
-    if token is None:
-        return
-    if "authorization" not in request.headers:
-        raise ApiError(
-            401, "this server needs Authorization: Bearer TOKEN to roll", field_name="authorization"
-        )
-    if not token_matches(request.headers, token):
-        raise ApiError(401, "the bearer token is not this server's token", field_name="authorization")
-
-
 def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
@@ -159,17 +136,9 @@ def _int_query(request: Request, name: str, default: int | None, lo: int, hi: in
 
 
 async def post_roll(request: Request) -> Response:
-    _require_token(request)
+    require_token(request)
     state = _state(request)
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype != "application/json":
-        raise ApiError(415, "send the roll as application/json", field_name="content-type")
-    raw = await request.body()
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"body is not valid JSON: {exc}", field_name="body") from None
-    roll = parse_roll_request(body)
+    roll = parse_roll_request(await json_body(request, "the roll"))
     wait = state.limiter.allow(_client(request))
     if wait:
         raise ApiError(
