@@ -1,9 +1,9 @@
 """The Starlette application: routes, the lifespan that opens the log and the dice supply, error mapping.
 
 ``create_app(config)`` builds ``Starlette(routes=[...], lifespan=...)``. The lifespan opens
-the roll log (recovering rolls left in flight by a crash), the dice supply and the event bus,
-starts the one roll worker, and yields them as request state: nothing lives in module
-globals. Errors are mapped once in ``exception_handlers``: every 4xx is
+the roll log (recovering rolls left in flight by a crash), the dice supply, the event bus and
+the teach folder (when one is given), starts the one roll worker, and yields them as request
+state: nothing lives in module globals. Errors are mapped once in ``exception_handlers``: every 4xx is
 ``{"error": {"status", "field", "message"}}``.
 """
 
@@ -44,6 +44,7 @@ from .security import (
     is_loopback,
     load_or_create_token,
 )
+from .teach import TeachSession, teach_routes
 from .views import roll_summary, roll_view
 
 __all__ = ["ApiError", "ServerConfig", "create_app"]
@@ -70,6 +71,8 @@ class ServerConfig:
     fairness_bias: float = 0.1
     #: opens the dice supply in the lifespan (from a worker thread); the RNG by default
     supply_factory: Callable[[], DiceSupply] = field(default=RandomSupply)
+    #: a teach folder to name on /teach (docs/teach.md); None: /teach says how to open one
+    teach_dir: Path | None = None
     #: called once with the new token when one is created
     announce_token: Callable[[str, Path], None] | None = None
 
@@ -317,6 +320,7 @@ def create_app(config: ServerConfig) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         data_dir = Path(config.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
+        teach = None if config.teach_dir is None else await run_in_threadpool(TeachSession, config.teach_dir)
         log = await run_in_threadpool(RollLog, data_dir, photo_cap_bytes=config.photo_cap_bytes)
         try:
             await run_in_threadpool(log.recover)
@@ -338,6 +342,7 @@ def create_app(config: ServerConfig) -> Starlette:
                         "bus": bus,
                         "queue": queue,
                         "token": token,
+                        "teach": teach,
                         "limiter": RateLimiter(config.rate_per_second, config.rate_burst),
                     }
                 finally:
@@ -361,6 +366,7 @@ def create_app(config: ServerConfig) -> Starlette:
         Route("/api/rolls/{roll_id:int}/dice/{slot:int}.jpg", get_crop),
         Route("/api/fairness", get_fairness),
         Route("/api/tower", get_tower),
+        *teach_routes(),
         WebSocketRoute("/ws", ws_events),
         Mount("/static", app=static, name="static"),
     ]
