@@ -173,7 +173,7 @@ class LabelledSummary:
 
 
 def _short(value: object) -> str:
-    text = json.dumps(value)
+    text = json.dumps(value, default=repr)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -275,9 +275,10 @@ def _die(value: object, at: str, slugs: set[str]) -> DieTeach:
     for where, g, face in _keyed(d.get("names", {}), f"{at}.names"):
         if g >= len(groups):
             raise TeachError(f"{g} is not a group of {die_id} (it has {len(groups)})", where)
-        if face in names:
-            raise TeachError(f"face {face} names two groups", where)
-        names[g] = _face(face, where, faces, die_id)
+        f = _face(face, where, faces, die_id)
+        if f in names:
+            raise TeachError(f"face {f} names two groups", where)
+        names[g] = f
     place = {c: i for i, c in enumerate(loose)}
     loose_faces: list[int | None] = [None] * len(loose)
     for where, c, face in _keyed(d.get("loose_names", {}), f"{at}.loose_names"):

@@ -47,7 +47,10 @@
     state.pending++;
     chain = chain
       .then(work)
-      .catch((e) => report(e instanceof Refusal ? e.message : `error: ${e}`, true))
+      .catch((e) => {
+        report(e instanceof Refusal ? e.message : `error: ${e}`, true);
+        restoreFocus(); // a refused button press hands the keys back to the group
+      })
       .then(() => {
         state.pending--;
       });
@@ -305,6 +308,7 @@
   async function save() {
     const r = await post("/api/teach/save", {});
     state.saves++;
+    restoreFocus();
     report(`Saved manifest.jsonl: ${r.named} dice named in ${r.lines} photos, ${r.unnamed} left without a face`);
   }
 
