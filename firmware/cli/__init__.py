@@ -34,6 +34,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "serve",
     "log",
     "fairness",
+    "teach",
 )
 
 

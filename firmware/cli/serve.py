@@ -25,6 +25,7 @@ examples:
   dicetower serve --rng                            dice from the OS's secure RNG, no tower
   dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
   dicetower serve --host 0.0.0.0                   reachable from the LAN: rolling needs the printed token
+  dicetower serve --teach ./teach                  also name a teach folder's groups on /teach (docs/teach.md)
   curl -X POST localhost:8080/api/rolls -H 'content-type: application/json' -d '{"notation":"4d6kh3"}'
 
 OBS: add a Browser source with URL http://127.0.0.1:8080/overlay?theme=dark&scale=1 (docs/server.md)
@@ -56,6 +57,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--photo-cap-mb", type=float, default=512, help="photo folder cap; oldest pruned (default 512)"
+    )
+    p.add_argument(
+        "--teach",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a teach folder to name on /teach (DICETOWER_TEACH_DIR; docs/teach.md)",
     )
     rng = p.add_argument_group("RNG dice instead of a tower")
     rng.add_argument("--rng", action="store_true", help="roll with the RNG (no photos)")
@@ -92,6 +100,11 @@ def run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else int(_env("PORT", "8080"))
     data_dir = args.data or default_data_dir()
     rate = args.rate if args.rate is not None else float(_env("RATE", "2"))
+    teach_dir = args.teach or (Path(_env("TEACH_DIR", "")) if _env("TEACH_DIR", "") else None)
+    if teach_dir is not None:
+        from ...vision.taught.naming import load_teach
+
+        load_teach(teach_dir)  # checked now: a bad teach.json fails before the server starts
     if args.rng and args.tower:
         raise ValueError("give --rng or --tower, not both")
     if args.rng:
@@ -122,10 +135,11 @@ def run(args: argparse.Namespace) -> int:
         max_waiting=max(1, min(args.max_queue, 10_000)),
         supply_factory=open_supply,
         announce_token=_announce,
+        teach_dir=teach_dir,
     )
     print(
         f"dicetower: serving on http://{host}:{port} (overlay /overlay, fairness /fairness, "
-        f"API /openapi.json); {what}; roll log in {data_dir}",
+        f"API /openapi.json{', naming /teach' if teach_dir else ''}); {what}; roll log in {data_dir}",
         file=sys.stderr,
         flush=True,
     )

@@ -1,9 +1,9 @@
 """The Starlette application: routes, the lifespan that opens the log and the dice supply, error mapping.
 
 ``create_app(config)`` builds ``Starlette(routes=[...], lifespan=...)``. The lifespan opens
-the roll log (recovering rolls left in flight by a crash), the dice supply and the event bus,
-starts the one roll worker, and yields them as request state: nothing lives in module
-globals. Errors are mapped once in ``exception_handlers``: every 4xx is
+the roll log (recovering rolls left in flight by a crash), the dice supply, the event bus and
+the teach folder (when one is given), starts the one roll worker, and yields them as request
+state: nothing lives in module globals. Errors are mapped once in ``exception_handlers``: every 4xx is
 ``{"error": {"status", "field", "message"}}``.
 """
 
@@ -31,6 +31,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from .events import EventBus
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
+from .guards import ApiError, json_body, require_token
 from .openapi import openapi_schema
 from .rolling import DiceSupply, RandomSupply, RequestFieldError, parse_roll_request
 from .rolllog import RollLog
@@ -42,8 +43,8 @@ from .security import (
     SecurityHeadersMiddleware,
     is_loopback,
     load_or_create_token,
-    token_matches,
 )
+from .teach import TeachSession, teach_routes
 from .views import roll_summary, roll_view
 
 __all__ = ["ApiError", "ServerConfig", "create_app"]
@@ -70,23 +71,14 @@ class ServerConfig:
     fairness_bias: float = 0.1
     #: opens the dice supply in the lifespan (from a worker thread); the RNG by default
     supply_factory: Callable[[], DiceSupply] = field(default=RandomSupply)
+    #: a teach folder to name on /teach (docs/teach.md); None: /teach says how to open one
+    teach_dir: Path | None = None
     #: called once with the new token when one is created
     announce_token: Callable[[str, Path], None] | None = None
 
     @property
     def token_required(self) -> bool:
         return self.require_token if self.require_token is not None else not is_loopback(self.host)
-
-
-class ApiError(Exception):
-    """A request the API refuses: ``status``, the ``field`` at fault (if any) and a message."""
-
-    def __init__(self, status: int, message: str, *, field_name: str | None = None, **extra: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.field = field_name
-        self.extra = extra
 
 
 def _error(status: int, message: str, field_name: str | None = None, **extra: Any) -> JSONResponse:
@@ -126,18 +118,6 @@ def _state(request: Request | WebSocket) -> Any:
     return request.state
 
 
-def _require_token(request: Request) -> None:
-    token = _state(request).token
-    if token is None:
-        return
-    if "authorization" not in request.headers:
-        raise ApiError(
-            401, "this server needs Authorization: Bearer TOKEN to roll", field_name="authorization"
-        )
-    if not token_matches(request.headers, token):
-        raise ApiError(401, "the bearer token is not this server's token", field_name="authorization")
-
-
 def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
@@ -159,17 +139,9 @@ def _int_query(request: Request, name: str, default: int | None, lo: int, hi: in
 
 
 async def post_roll(request: Request) -> Response:
-    _require_token(request)
+    require_token(request)
     state = _state(request)
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype != "application/json":
-        raise ApiError(415, "send the roll as application/json", field_name="content-type")
-    raw = await request.body()
-    try:
-        body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"body is not valid JSON: {exc}", field_name="body") from None
-    roll = parse_roll_request(body)
+    roll = parse_roll_request(await json_body(request, "the roll"))
     wait = state.limiter.allow(_client(request))
     if wait:
         raise ApiError(
@@ -348,6 +320,7 @@ def create_app(config: ServerConfig) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         data_dir = Path(config.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
+        teach = None if config.teach_dir is None else await run_in_threadpool(TeachSession, config.teach_dir)
         log = await run_in_threadpool(RollLog, data_dir, photo_cap_bytes=config.photo_cap_bytes)
         try:
             await run_in_threadpool(log.recover)
@@ -369,6 +342,7 @@ def create_app(config: ServerConfig) -> Starlette:
                         "bus": bus,
                         "queue": queue,
                         "token": token,
+                        "teach": teach,
                         "limiter": RateLimiter(config.rate_per_second, config.rate_burst),
                     }
                 finally:
@@ -392,6 +366,7 @@ def create_app(config: ServerConfig) -> Starlette:
         Route("/api/rolls/{roll_id:int}/dice/{slot:int}.jpg", get_crop),
         Route("/api/fairness", get_fairness),
         Route("/api/tower", get_tower),
+        *teach_routes(),
         WebSocketRoute("/ws", ws_events),
         Mount("/static", app=static, name="static"),
     ]

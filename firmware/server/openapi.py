@@ -193,5 +193,62 @@ def openapi_schema() -> dict[str, Any]:
             "/fairness": {
                 "get": {"summary": "the fairness page", "responses": {"200": {"description": "HTML"}}}
             },
+            **_teach_paths(),
+        },
+    }
+
+
+def _teach_paths() -> dict[str, Any]:
+    """The naming page and its API (``dicetower serve --teach DIR``; 404 without a teach folder)."""
+    slug = {"name": "slug", "in": "path", "required": True, "schema": {"type": "string"}}
+    step = {
+        "type": "object",
+        "properties": {
+            "op": {"type": "string", "enum": ["name", "unname", "move_out", "name_loose", "split", "undo"]},
+            "group": {"type": "integer"},
+            "crop": {"type": "integer"},
+            "face": {"type": ["integer", "null"]},
+            "crops": {"type": "array", "items": {"type": "integer"}, "description": "split: the new group"},
+            "version": {"type": "integer", "description": "the die's version the page saw (409 if stale)"},
+        },
+        "required": ["op"],
+        "additionalProperties": False,
+    }
+    changes = {"security": [{"bearer": []}]}
+    return {
+        "/teach": {
+            "get": {"summary": "the naming page", "responses": {"200": {"description": "HTML"}, "404": {}}}
+        },
+        "/api/teach": {
+            "get": {
+                "summary": "every die's groups, names, loose crops, progress and work",
+                "responses": {"200": _json({"type": "object"}), **_errors(404)},
+            }
+        },
+        "/api/teach/crops/{slug}/{name}": {
+            "get": {
+                "summary": "one crop of a die, as teach.json lists it",
+                "parameters": [
+                    slug,
+                    {"name": "name", "in": "path", "required": True, "schema": {"type": "string"}},
+                ],
+                "responses": {"200": {"description": "PNG or JPEG"}, **_errors(404)},
+            }
+        },
+        "/api/teach/{slug}": {
+            "post": {
+                "summary": "one naming step on a die; returns the die's new state",
+                **changes,
+                "parameters": [slug],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": step}}},
+                "responses": {"200": _json({"type": "object"}), **_errors(400, 401, 404, 409, 413, 415, 422)},
+            }
+        },
+        "/api/teach/save": {
+            "post": {
+                "summary": "write the labelled manifest.jsonl from the names",
+                **changes,
+                "responses": {"200": _json({"type": "object"}), **_errors(401, 404, 409)},
+            }
         },
     }

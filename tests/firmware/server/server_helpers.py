@@ -1,15 +1,38 @@
-"""Helpers for the server tests: a real uvicorn on loopback in a thread, bounded polling."""
+"""Helpers for the server tests: a real uvicorn on loopback in a thread, bounded polling, screenshots.
+
+Screenshots go to ``out/screenshots/`` (git-ignored test artefacts); the copies in ``docs/img/``
+that the docs show are refreshed by running with ``DICETOWER_UPDATE_DOCS_IMG=1``.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 from dicetower.firmware.server.app import ServerConfig, create_app
 
-__all__ = ["live_server", "wait_for"]
+__all__ = ["live_server", "shot", "wait_for"]
+
+REPO = Path(__file__).resolve().parents[3]
+SHOTS = REPO / "out" / "screenshots"
+DOCS_IMG = REPO / "docs" / "img"
+
+
+def shot(page: Any, name: str, **kw: Any) -> Path:
+    """Screenshot ``page`` to ``out/screenshots/NAME`` (and ``docs/img/`` when asked to)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / name
+    page.screenshot(path=str(path), **kw)
+    if os.environ.get("DICETOWER_UPDATE_DOCS_IMG"):
+        DOCS_IMG.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, DOCS_IMG / name)
+    return path
 
 
 @contextlib.contextmanager

@@ -6,56 +6,14 @@ that the README shows are refreshed by running with ``DICETOWER_UPDATE_DOCS_IMG=
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from dicetower.firmware.server.app import ServerConfig
 from dicetower.firmware.server.rolling import RandomSupply
-from server_helpers import live_server, wait_for
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-REPO = Path(__file__).resolve().parents[3]
-SHOTS = REPO / "out" / "screenshots"
-DOCS_IMG = REPO / "docs" / "img"
+from server_helpers import live_server, shot, wait_for
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if CHROMIUM is None:
-        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-def _shot(page, name: str, **kw) -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    path = SHOTS / name
-    page.screenshot(path=str(path), **kw)
-    if os.environ.get("DICETOWER_UPDATE_DOCS_IMG"):
-        DOCS_IMG.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, DOCS_IMG / name)
-    return path
 
 
 ROLLS = [
@@ -143,7 +101,7 @@ def test_overlay_shows_rolls_and_survives_refresh_and_restart(browser, tower_con
         )
         assert crops == [[d["crop_url"], True] for d in last["dice"]]  # every die a crop of the real photo
         assert _overlay_ids(page) == (str(ids[-1]), [str(i) for i in ids[-2::-1]])
-        _shot(page, "overlay.png", omit_background=True)
+        shot(page, "overlay.png", omit_background=True)
 
         live = _post_all(client, [{"notation": "3d6kh2", "roller": "Eve"}])[0]  # arrives over /ws
         page.wait_for_function(showing, arg=live)
@@ -194,5 +152,5 @@ def test_fairness_page(browser, server_config: ServerConfig) -> None:
         assert page.locator("svg.hist .bar").count() == 26
         text = page.inner_text("main")
         assert "rng d6" in text and "rng d20" in text and "600" in text
-        _shot(page, "fairness.png", full_page=True)
+        shot(page, "fairness.png", full_page=True)
     page.close()
