@@ -38,8 +38,10 @@ import numpy as np
 from ...vision.kinds import DRAWN_KINDS, KINDS, Reader, faces_of, label_of
 from ...vision.manifest import LabelledDie
 from ...vision.synth import SceneStyle, render_scene
-from ...vision.synth.numerals import NUMERAL_COLOURS, NumeralStyle, render_tray
+from ...vision.synth.die3d import DieLook
+from ...vision.synth.numerals import NUMERAL_COLOURS, NumeralStyle, random_look, render_tray
 from ...vision.synth.numerals import TrayDie as DrawnDie
+from ...vision.synth.solids import face_values
 from ..clock import Clock
 from ..config import FAULTS, Config, TrayDie
 from ..errors import CameraDisconnectedError, CameraUnavailableError
@@ -50,8 +52,10 @@ __all__ = ["SimCamera"]
 
 #: The die kinds the simulated camera draws, as a config names them (a config ``d6`` is a pip d6).
 DRAWN_LABELS = tuple(dict.fromkeys(label_of(k) for k in DRAWN_KINDS if KINDS[k].reader is not Reader.NONE))
-#: Numeral dice are drawn this wide (px at 640 px): a tower camera is set so a d20's top
-#: numeral spans a dozen pixels or more.
+#: Dice of a numeral tray are drawn this wide (px at 640 px), one camera height for all: a tower
+#: camera is set so a d20's top numeral spans a dozen pixels or more.
+DIE_PX: dict[str, float] = {"d6": 62.0, "d10": 68.0, "d10t": 68.0, "d20": 78.0}
+#: The range the numeral style keeps for any other kind (the renderer's default draw).
 NUMERAL_DIE_PX = (64.0, 84.0)
 #: Frames the dice move for after a shake (inclusive range), and after a tap.
 MOVING_FRAMES = (2, 6)
@@ -146,6 +150,8 @@ class SimCamera(CameraBackend):
         self.touching = False
         self.injected: list[str] = []  #: every fault that happened, in order (for tests and the bench)
         self._render_seed = self.rng.randrange(2**31)
+        #: each die's fixed look, face layout and size (numeral trays)
+        self._physique = self._physical_dice() if self.numeral else []
         self._scene: tuple[np.ndarray, tuple[LabelledDie, ...]] | None = None
         self._jam_next = False
         self._moving = 0
@@ -295,11 +301,24 @@ class SimCamera(CameraBackend):
             self._scene = (frame, tuple(by_die[i] for i in inside))
         return self._scene
 
+    def _physical_dice(self) -> list[tuple[DieLook, tuple[int, ...], float]]:
+        """Each die's look, face layout and size, drawn once: a die looks the same on every throw."""
+        rng = np.random.default_rng(self.rng.randrange(2**31))
+        out = []
+        for d in self.dice:
+            look = random_look(rng, d.colour, "solid", self._numeral_style)
+            values = tuple(int(v) for v in face_values(d.kind, rng))
+            out.append((look, values, DIE_PX.get(d.kind, sum(NUMERAL_DIE_PX) / 2)))
+        return out
+
     def _render_numeral(self, order: list[int]) -> tuple[np.ndarray, list[LabelledDie]]:
-        drawn = [
-            DrawnDie(self.dice[i].kind, self.faces[i], self.dice[i].colour, "solid", i in self.cocked)
-            for i in order
-        ]
+        drawn = []
+        for i in order:
+            look, values, side = self._physique[i]
+            d = self.dice[i]
+            drawn.append(
+                DrawnDie(d.kind, self.faces[i], d.colour, "solid", i in self.cocked, look, values, side)
+            )
         frame, _, labels = render_tray(
             self._render_seed, drawn, self.size, style=self._numeral_style, touching=self.touching
         )

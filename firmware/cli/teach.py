@@ -11,12 +11,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .teach_fit import add_fit_parser
+
 __all__ = ["register", "run_name"]
 
 EXAMPLES = """\
 examples:
   dicetower teach name ./teach --labels labels.json   name the groups from a labels file
   dicetower serve --teach ./teach                      name them on http://127.0.0.1:8080/teach
+  dicetower teach fit ./teach --out my-dice            fit a taught reader on the named dice
 
 Run 'dicetower teach ACTION --help' for an action's options (docs/teach.md).
 """
@@ -35,13 +38,14 @@ a group is moved out of it); null takes a name back:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "teach",
-        help="teach the tower its owner's dice: name a teach folder's groups",
+        help="teach the tower its owner's dice: name a teach folder's groups, fit a taught reader",
         description="Teach the tower its owner's dice (docs/teach.md).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = p.add_subparsers(dest="teach_command", metavar="ACTION", required=True)
     _add_name(actions)
+    add_fit_parser(actions)
 
 
 def _add_name(actions: argparse._SubParsersAction) -> None:

@@ -411,7 +411,13 @@ def select_entries(
     photos spread evenly over the manifest, since manifests are often sorted by face. A photo
     with a die not yet named (a teach folder, ``docs/teach.md``) is left out: it cannot be scored.
     """
-    entries = [e for e in read_manifest(folder, unnamed=True) if all(d.face is not None for d in e.dice)]
+    every = list(read_manifest(folder, unnamed=True))
+    entries = [e for e in every if all(d.face is not None for d in e.dice)]
+    if every and not entries:
+        raise EvalError(
+            f"{folder}: the dice of its {len(every)} photos are not yet named (a teach folder):"
+            " name them first (dicetower teach name, or the /teach page of dicetower serve)"
+        )
     if errata:
         entries = apply_errata(entries, list(errata))
     if split is not None:

@@ -280,15 +280,18 @@ def render_solid(
     tilt: float = 20.0,
     cocked: bool = False,
     light: np.ndarray | None = None,
+    values: np.ndarray | None = None,
 ) -> SolidDrawing:
     """One die of ``kind`` with ``face`` toward the camera, and what was drawn.
 
     ``side`` is the silhouette's larger extent in px (the patch is a little larger);
     ``tilt`` the largest angle (degrees) between the face's normal and the line to the lens;
-    ``light`` a unit vector toward the light in camera axes (x right, y up, z to the lens).
+    ``light`` a unit vector toward the light in camera axes (x right, y up, z to the lens);
+    ``values`` the printed value of each face (:func:`~.solids.face_values`): one physical die
+    keeps its layout from throw to throw; drawn from ``rng`` when not given.
     """
     s = shape_of(kind)
-    values = face_values(kind, rng)
+    values = face_values(kind, rng) if values is None else values
     matches = np.flatnonzero(values == face)
     if len(matches) != 1:
         raise ValueError(f"a {kind} has no face {face}")

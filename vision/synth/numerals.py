@@ -83,13 +83,21 @@ MAX_DICE = 40
 @dataclass(frozen=True)
 class TrayDie:
     """One die to draw: a drawn ``kind`` (:mod:`~dicetower.vision.kinds`), its printed ``face``, a
-    :data:`NUMERAL_COLOURS` name."""
+    :data:`NUMERAL_COLOURS` name.
+
+    A physical die looks the same on every throw: ``look`` (colours, font, finish), ``values``
+    (which face bears which value, :func:`~.solids.face_values`) and ``side`` (its outline in
+    px at 640 px, one camera height) fix it; each is drawn from the seed when not given.
+    """
 
     kind: str
     face: int
     colour: str | None = None  #: None: drawn from the seed
     material: str | None = None  #: one of :data:`MATERIALS`, None: drawn from the seed
     cocked: bool = False
+    look: DieLook | None = None
+    values: tuple[int, ...] | None = None
+    side: float | None = None
 
 
 @dataclass(frozen=True)
@@ -245,7 +253,7 @@ def render_tray_tops(
         rng, W, H, style.light if style.light is not None else float(rng.uniform(0, 0.5))
     )
     lo, hi = style.die_size
-    sides = [float(rng.uniform(lo, hi)) * unit for _ in specs]
+    sides = [(float(rng.uniform(lo, hi)) if s.side is None else s.side) * unit for s in specs]
     centres = place_dice(rng, sides, W, H, touching and len(specs) >= 2)
     background = tray_background(rng, W, H, tray, style.grain)
     reference = background.copy()
@@ -256,10 +264,19 @@ def render_tray_tops(
     # the light stands opposite the shadows: camera axes, y up
     light_dir = np.array([-towards[0], towards[1], 1.2])
     for spec, s, c in zip(specs, sides, centres, strict=True):
-        look = random_look(rng, spec.colour, spec.material, style)
+        look = spec.look if spec.look is not None else random_look(rng, spec.colour, spec.material, style)
         side = max(8, round(s))
+        values = None if spec.values is None else np.asarray(spec.values, np.int64)
         drawn = render_solid(
-            spec.kind, spec.face, side, look, rng, tilt=style.tilt, cocked=spec.cocked, light=light_dir
+            spec.kind,
+            spec.face,
+            side,
+            look,
+            rng,
+            tilt=style.tilt,
+            cocked=spec.cocked,
+            light=light_dir,
+            values=values,
         )
         patch, mask = drawn.patch, drawn.mask
         ph, pw = mask.shape

@@ -48,7 +48,9 @@ class TaughtFrameReader:
         side = max(die.box[2], die.box[3])
         best, best_cost = None, MAX_DELTA_E
         for taught in self.model.dice:
-            cost = body_distance(taught.body, die.hsv, side, label_of(die.kind) == taught.kind)
+            # a kind the general reader is unsure of is no evidence against a taught die
+            same = label_of(die.kind) == taught.kind or die.reason is UnreadableReason.KIND_UNSURE
+            cost = body_distance(taught.body, die.hsv, side, same)
             if cost <= best_cost:
                 best, best_cost = taught, cost
         return best

@@ -17,10 +17,14 @@ import numpy as np
 from ..imageio import ImageError, load_image
 from .teaching import TeachingSet
 
-__all__ = ["MEDIAN_PHOTOS", "derive_tray", "median_tray"]
+__all__ = ["MAX_COVERED", "MEDIAN_PHOTOS", "derive_tray", "median_tray", "most_covered"]
 
 #: Photos the median is taken over (spread evenly through the folder).
 MEDIAN_PHOTOS = 31
+#: No tray is derived when some spot is under a die in more than this share of the photos.
+MAX_COVERED = 0.3
+#: The grid the photos' die boxes are counted on, per side.
+_GRID = 32
 
 
 def median_tray(photos: list[np.ndarray]) -> np.ndarray | None:
@@ -32,6 +36,32 @@ def median_tray(photos: list[np.ndarray]) -> np.ndarray | None:
         return None
     stack = np.stack([p for p in photos if p.shape == shape])
     return np.median(stack, axis=0).astype(np.uint8)
+
+
+def most_covered(teaching: TeachingSet) -> float:
+    """The largest share of photos in which one spot lies inside a die's box (boxes only).
+
+    Dice thrown into a tray land anywhere, so each spot is under a die in few photos; photos of a
+    die centred by hand (or a die that never moved) cover one spot in most of them.
+    """
+    boxes: dict[object, list[tuple[float, float, float, float]]] = {}
+    for die in teaching.dice:
+        for e in die.examples:
+            if e.box is not None:
+                boxes.setdefault(e.image, []).append(e.box)
+    if not boxes:
+        return 1.0
+    right = max(x + w for bs in boxes.values() for x, _y, w, _h in bs)
+    bottom = max(y + h for bs in boxes.values() for _x, y, _w, h in bs)
+    counts = np.zeros((_GRID, _GRID))
+    for bs in boxes.values():
+        mask = np.zeros((_GRID, _GRID), bool)
+        for x, y, w, h in bs:
+            x0, x1 = int(_GRID * x / right), int(np.ceil(_GRID * (x + w) / right))
+            y0, y1 = int(_GRID * y / bottom), int(np.ceil(_GRID * (y + h) / bottom))
+            mask[y0:y1, x0:x1] = True
+        counts += mask
+    return float(counts.max() / len(boxes))
 
 
 def derive_tray(teaching: TeachingSet, out: Path, given: Path | None = None) -> str:
@@ -52,6 +82,12 @@ def derive_tray(teaching: TeachingSet, out: Path, given: Path | None = None) -> 
         return f"empty tray: {what} ({source.name})"
     if all(e.box is None for die in teaching.dice for e in die.examples):
         return "empty tray: none (each photo is one die, with no tray around it)"
+    covered = most_covered(teaching)
+    if covered > MAX_COVERED:
+        return (
+            f"empty tray: none (a die lies on the same spot in {covered:.0%} of the photos, so their median"
+            " shows it; give an empty-tray photo with --tray)"
+        )
     paths = list(teaching.photos())
     step = max(1, len(paths) // MEDIAN_PHOTOS)
     frames = []

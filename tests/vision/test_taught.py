@@ -1,0 +1,222 @@
+"""The taught reader: its head, grouping, the teaching set, fitting a model and reading with it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from dicetower.vision.eval.evaluate import FolderReport, evaluate_folder
+from dicetower.vision.faces.pips import crop_die
+from dicetower.vision.kinds import KINDS, Reader
+from dicetower.vision.manifest import LabelledDie, write_manifest_line
+from dicetower.vision.synth.die3d import DieLook
+from dicetower.vision.synth.numerals import NumeralStyle, TrayDie, random_look, render_crop, render_tray
+from dicetower.vision.synth.solids import face_values
+from dicetower.vision.taught.features import BACKBONES, Backbone, TaughtModelError, backbone_for
+from dicetower.vision.taught.fit import FitError, FitOptions, fit_model
+from dicetower.vision.taught.group import average_linkage, contact_sheet, group_crops
+from dicetower.vision.taught.head import fit_head
+from dicetower.vision.taught.model import TaughtModel
+from dicetower.vision.taught.reader import open_taught_reader
+from dicetower.vision.taught.teaching import Example, hold_back_split, read_teaching_set
+from dicetower.vision.taught.tray import median_tray
+
+
+def test_a_head_learns_what_its_prior_does_not_know() -> None:
+    rng = np.random.default_rng(1)
+    centres = rng.normal(size=(3, 16)) * 3
+    labels = np.repeat([1, 2, 3], 40)
+    x = centres[labels - 1] + rng.normal(size=(120, 16))
+    prior = (np.zeros((3, 16), np.float32), np.zeros(3, np.float32))
+    head = fit_head(x, labels, (1, 2, 3), prior, strength=1e-3)
+    test = centres[[0, 1, 2]] + rng.normal(size=(3, 16)) * 0.5
+    assert list(head.probabilities(test).argmax(axis=1)) == [0, 1, 2]
+
+
+def test_a_strong_pull_keeps_a_head_near_its_prior() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(60, 8))
+    labels = np.where(x[:, 0] > 0, 1, 2)
+    prior_w = np.zeros((2, 8), np.float32)
+    prior_w[0, 1], prior_w[1, 1] = 5.0, -5.0  # the prior reads feature 1, the labels feature 0
+    free = fit_head(x, labels, (1, 2), (prior_w, np.zeros(2, np.float32)), strength=1e-4)
+    held = fit_head(x, labels, (1, 2), (prior_w, np.zeros(2, np.float32)), strength=100.0)
+    assert abs(free.weights[0, 0]) > abs(held.weights[0, 0])
+    assert np.allclose(held.weights, prior_w, atol=0.5)
+
+
+def test_average_linkage_joins_the_nearest_first() -> None:
+    points = np.array([0.0, 0.1, 0.2, 5.0, 5.1, 9.0])
+    distance = np.abs(points[:, None] - points[None, :])
+    groups = sorted(average_linkage(distance, 3))
+    assert groups == [[0, 1, 2], [3, 4], [5]]
+    assert average_linkage(np.zeros((0, 0)), 3) == []
+
+
+@pytest.fixture(scope="module")
+def numerals() -> Backbone:
+    return Backbone(BACKBONES[Reader.NUMERALS])
+
+
+#: The simulated tower's light and tray: fixed, as one tower's are.
+TOWER = NumeralStyle(
+    tray=(118, 118, 118), blur=0.0, noise=0.0, perspective=0.0, light=0.0, grain=0.0, tilt=10.0
+)
+
+
+def test_crops_of_one_face_at_any_turn_fall_in_one_group(numerals: Backbone, tmp_path: Path) -> None:
+    look = random_look(np.random.default_rng(4), "blue", "solid")
+    values = tuple(int(v) for v in face_values("d20", np.random.default_rng(5)))
+    crops, faces = [], []
+    for i in range(24):
+        face = (3, 11, 17)[i % 3]
+        die = TrayDie("d20", face, "blue", "solid", False, look, values, 78.0)
+        frame, _ref, labels = render_tray(100 + i, [die], (640, 480), style=TOWER)
+        crops.append(crop_die(frame, labels[0].box, size=128))  # type: ignore[arg-type]
+        faces.append(face)
+    groups = group_crops(numerals, crops, 3)
+    assert sorted(len(g) for g in groups) == [8, 8, 8]
+    assert all(len({faces[i] for i in g}) == 1 for g in groups)
+    sheet = contact_sheet(crops, groups, tmp_path / "sheet.png", "blue d20")
+    assert cv2.imread(str(sheet)).shape[0] > 3 * 64
+
+
+def test_the_held_back_share_is_the_latest_whole_photos() -> None:
+    examples = [Example(line, Path(f"{line}.png"), None, 1) for line in (1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)]
+    fitted, held = hold_back_split(examples, 0.3)
+    assert {e.line for e in held} == {8, 9, 10} and {e.line for e in fitted} == set(range(1, 8))
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        hold_back_split(examples, 1.0)
+
+
+def test_a_kind_group_learns_its_network() -> None:
+    assert backbone_for("d6").reader is Reader.PIPS
+    assert backbone_for("d20").reader is Reader.NUMERALS
+    assert backbone_for("d12").reader is Reader.NUMERALS  # numerals still, its head starts from nothing
+
+
+def test_the_median_of_thrown_dice_is_the_empty_tray() -> None:
+    tray = np.full((60, 80, 3), 100, np.uint8)
+    photos = []
+    for i in range(7):
+        p = tray.copy()
+        p[5 + 6 * i : 12 + 6 * i, 10 + 8 * i : 18 + 8 * i] = 250  # a die somewhere else each time
+        photos.append(p)
+    assert np.array_equal(median_tray(photos), tray)
+    assert median_tray(photos[:2]) is None
+
+
+def _sim_folder(folder: Path, rolls: int, seed: int, dice: list[tuple[str, str]]) -> Path:
+    """Rolls of fixed physical dice (each its own look, layout and size), labelled with the truth."""
+    rng = np.random.default_rng(seed)
+    phys: list[tuple[DieLook, tuple[int, ...]]] = []
+    for kind, colour in dice:
+        look = random_look(np.random.default_rng(hash((kind, colour)) % 2**31), colour, "solid")
+        phys.append((look, tuple(int(v) for v in face_values(kind, np.random.default_rng(len(phys))))))
+    (folder / "images").mkdir(parents=True)
+    with open(folder / "manifest.jsonl", "w", encoding="utf-8") as fh:
+        for n in range(rolls):
+            drawn = []
+            for (kind, colour), (look, values) in zip(dice, phys, strict=True):
+                faces = KINDS[kind].faces
+                face = faces[(7 * n + int(rng.integers(3))) % len(faces)]  # every face, in no fixed order
+                drawn.append(TrayDie(kind, face, colour, "solid", False, look, values, 70.0))
+            frame, _ref, labels = render_tray(seed * 10_000 + n, drawn, (480, 360), style=TOWER)
+            name = f"images/roll-{n:05d}.png"
+            cv2.imwrite(str(folder / name), frame)
+            named = [
+                LabelledDie(d.die, d.face, d.box, colour=c) for d, (_k, c) in zip(labels, dice, strict=True)
+            ]
+            write_manifest_line(fh, name, named)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def taught(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
+    pytest.importorskip("onnx", reason="writing a taught model needs onnx (the teach extra)")
+    root = tmp_path_factory.mktemp("taught")
+    dice = [("d6", "white"), ("d20", "blue")]
+    teach = _sim_folder(root / "teach", 150, 1, dice)
+    read = _sim_folder(root / "read", 20, 2, dice)
+    result = fit_model(teach, root / "model", FitOptions(min_per_face=2, max_wrong=1.0))
+    return read, root / "model", result.card
+
+
+def test_a_fit_writes_a_card_with_held_back_figures(taught: tuple[Path, Path, dict]) -> None:
+    _read, model_dir, card = taught
+    assert {d["id"] for d in card["dice"]} == {"white d6", "blue d20"}
+    for die in card["dice"]:
+        f = die["figures"]
+        assert f["right"] + f["wrong"] + f["unreadable"] == f["dice"] > 0
+        assert 0.0 <= f["right_interval"][0] <= f["right_interval"][1] <= 1.0
+        assert set(f["per_face"]) <= {str(v) for v in KINDS[die["kind"]].faces}
+    assert (model_dir / "pips.onnx").is_file() and (model_dir / "numerals.onnx").is_file()
+    on_disk = json.loads((model_dir / "taught.json").read_text())
+    assert on_disk["held_back"] == card["held_back"]
+
+
+def test_a_taught_model_reads_later_rolls_of_its_dice(taught: tuple[Path, Path, dict]) -> None:
+    read, model_dir, _card = taught
+    reader = open_taught_reader(model_dir)
+    report = FolderReport("read")
+    for result in evaluate_folder(read, reader):
+        report.add(result)
+    data = report.to_json()
+    assert data["dice"] == 40
+    assert data["correct"] >= 34, data  # measured 40 of 40
+    assert data["wrong"] <= 1, data
+
+
+def test_a_taught_die_answers_only_with_its_own_faces(taught: tuple[Path, Path, dict]) -> None:
+    read, model_dir, _card = taught
+    model = TaughtModel(model_dir)
+    d6 = model.die("white d6")
+    frame = cv2.imread(str(next((read / "images").iterdir())))
+    (r,) = model.read(d6, frame, [(0.0, 0.0, 40.0, 40.0)])  # a patch of bare tray
+    assert r.face is None or r.face in range(1, 7)
+    assert model.kinds() == {"d6", "d20"}
+
+
+def test_a_face_seen_too_rarely_is_refused_by_name(tmp_path: Path) -> None:
+    folder = _sim_folder(tmp_path / "few", 12, 3, [("d6", "red")])
+    with pytest.raises(FitError, match=r"teach more rolls of the red d6: faces? .* seen fewer than 8 times"):
+        fit_model(folder, tmp_path / "model", FitOptions())
+
+
+def test_a_held_back_wrong_rate_that_could_be_high_is_refused(tmp_path: Path) -> None:
+    pytest.importorskip("onnx")
+    folder = _sim_folder(tmp_path / "small", 30, 4, [("d6", "red")])
+    with pytest.raises(FitError, match=r"held-back wrong rate could be .* teach more rolls"):
+        fit_model(folder, tmp_path / "model", FitOptions(min_per_face=1))
+
+
+def test_kinds_a_taught_reader_cannot_read_are_skipped_with_a_note(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    (folder / "images").mkdir(parents=True)
+    cv2.imwrite(str(folder / "images" / "a.png"), np.full((40, 40, 3), 90, np.uint8))
+    with open(folder / "manifest.jsonl", "w") as fh:
+        write_manifest_line(fh, "images/a.png", [LabelledDie("d4", 3), LabelledDie("d6", 2)])
+    teaching = read_teaching_set(folder)
+    assert [d.id for d in teaching.dice] == ["d6"]
+    assert any("d4" in note and "corners" in note for note in teaching.notes)
+
+
+def test_a_broken_taught_model_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(TaughtModelError, match=r"no taught\.json"):
+        TaughtModel(tmp_path)
+    (tmp_path / "taught.json").write_text('{"schema": "other"}')
+    with pytest.raises(TaughtModelError, match=r"not a dicetower\.taught/1 card"):
+        TaughtModel(tmp_path)
+    card = {"schema": "dicetower.taught/1", "dice": [{"id": "x", "kind": "d6", "faces": [1, 9]}]}
+    (tmp_path / "taught.json").write_text(json.dumps(card))
+    with pytest.raises(TaughtModelError, match="malformed"):
+        TaughtModel(tmp_path)
+
+
+def test_grouping_refuses_too_many_crops(numerals: Backbone) -> None:
+    frame, _box = render_crop(1, "d20", 5)
+    with pytest.raises(ValueError, match="group at most"):
+        group_crops(numerals, [frame] * 1501, 20)
