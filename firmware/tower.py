@@ -512,7 +512,7 @@ class Tower:
         t = time.perf_counter()
         reading = self.reader.read(frame, cal.reference, cal.tray_array())
         record.add_time("read", (time.perf_counter() - t) * 1000)
-        record.add_reading(reading)
+        record.add_reading(reading, self.camera.truth)
         return reading
 
 
