@@ -3,12 +3,18 @@
 For each die (``"red d6"``, ``"white d6 #2"`` on the tower; ``"rng d6"`` for the RNG's
 dice, one per kind and role): counts per face, the χ² goodness-of-fit p-value against a
 uniform die, Wilson 95 % intervals per face, how many rolls a test would need to catch a
-given bias, the lag-1 serial correlation of successive throws, and how many re-throws an
-unreadable die caused per face (a die that often lands cocked on one face biases nothing
-by itself, but the retry rule must not let it: ``docs/tower.md``).
+given bias, the lag-1 serial correlation of successive throws, how many re-throws it
+caused, and its reject rates per face (:mod:`.rejects`): the retry rule never looks at a
+face, but a reader that rejects some faces more than others tilts the counts toward the
+faces it reads best (``docs/tower.md``).
 
-The statistics are :mod:`.stats` (re-exported here); the per-face reject rates, and the
-tilt of the counts they predict, are :mod:`.rejects`.
+A re-throw after a tap is charged to the face the tapped die was read with *after* the tap
+(``faces[].rethrows``): a leaning die has no face until it falls, and a die the reader could
+not read on one face is read, if at all, on another, so that is never the face it was
+rejected on. The face of a rejected die is known only from the camera's truth; the reject
+rates say what can be said without it.
+
+The statistics are :mod:`.stats` (re-exported here).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...rules.faces import printed_faces
+from .rejects import RejectCounter, RejectStats, face_rate_text, reject_lines
 from .stats import (
     chi2_isf,
     chi2_sf,
@@ -60,6 +67,8 @@ class DieStats:
     #: re-throws this die caused whose face is not known (a re-shake moved the dice)
     rethrows_no_face: int = 0
     bias: float = 0.1
+    #: what the log's readings say of its rejects; None where none were kept (the RNG's dice)
+    rejects: RejectStats | None = None
 
     @property
     def n(self) -> int:
@@ -113,6 +122,7 @@ class DieStats:
             "serial_p_value": rp,
             "rethrows": sum(self.rethrows.values()) + self.rethrows_no_face,
             "rethrows_face_unknown": self.rethrows_no_face,
+            "rejects": None if self.rejects is None else self.rejects.to_json(),
         }
 
 
@@ -131,12 +141,18 @@ def die_stats(die: str, kind: str, sequence: Iterable[int], bias: float = 0.1) -
 
 
 def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> list[DieStats]:
-    """Fairness per die identity over finished log rows (oldest first), failed rows skipped."""
+    """Fairness per die identity over log rows (oldest first).
+
+    Faces and re-throws count from finished rows only; reject rates from failed rows too,
+    since a die that stays unreadable is what fails a roll.
+    """
     seqs: dict[tuple[str, str], list[int]] = defaultdict(list)
     rethrows: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     kinds: dict[str, str] = {}
     unattributed: dict[tuple[str, str], int] = defaultdict(int)
+    rejects = RejectCounter()
     for row in rows:
+        rejects.add(row)
         if row.get("status") != "done":
             continue
         for d in row.get("dice") or ():
@@ -167,6 +183,7 @@ def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> 
         stats = die_stats(die, kind, seq, bias)
         stats.rethrows = dict(rethrows.get((die, kind), {}))
         stats.rethrows_no_face = unattributed.get((die, kind), 0)
+        stats.rejects = rejects.stats(die, kind, stats.faces)
         out.append(stats)
     return out
 
@@ -195,14 +212,18 @@ def format_fairness(stats: Sequence[DieStats]) -> str:
             f"serial r={'-' if r is None else f'{r:+.3f}'} p={_fmt_p(j['serial_p_value'])}, "
             f"re-throws {j['rethrows']}"
         )
+        rej = j["rejects"]
+        if rej is not None:
+            lines.extend(reject_lines(rej, len(s.faces)))
         if len(s.faces) <= 20:
-            for f in j["faces"]:
+            for k, f in enumerate(j["faces"]):
                 lo, hi = f["ci95"]
                 share = "-" if f["share"] is None else f"{100 * f['share']:5.1f} %"
                 bar = "#" * round(40 * (f["share"] or 0))
+                rate = "" if rej is None else f"  rej {face_rate_text(rej['faces'][k], rej['basis']):>8}"
                 lines.append(
                     f"  {f['face']:>3}: {f['count']:>6}  {share}  95 % CI {100 * lo:5.1f}-{100 * hi:5.1f} %"
-                    f"  re-throws {f['rethrows']:>3}  {bar}"
+                    f"{rate}  {bar}"
                 )
         if j["rolls_to_detect_bias"]:
             lines.append(
