@@ -81,6 +81,17 @@ def test_rethrows_are_charged_to_the_die(config: ServerConfig) -> None:
     charged = [d for r in taps for d in r["dice"]]
     assert charged and all(d["die"].endswith(" d6") and 1 <= d["face"] <= 6 for d in charged)
     assert sum(d["rethrows"] for d in fairness) >= len(charged)
+    rejects = [d["rejects"] for d in fairness]
+    assert all(r["basis"] == "truth" for r in rejects)  # the sim knows the faces of the dice it drew
+    leaning = sum(r["leaning_looks"] for r in rejects)
+    assert leaning and sum(r["leaning_rejected"] for r in rejects) > 0  # counted apart from the faces
+    shakes = sum(
+        1 + sum(r["action"] == "reshake" for r in t["retries"]) for roll in rolls for t in roll["throws"]
+    )
+    looks = sum(r["looks"] for r in rejects)
+    assert (
+        5 * shakes - shakes <= looks <= 5 * shakes
+    )  # once a shake (a die may go unseen); taps' readings not
 
 
 def test_a_kind_the_tray_lacks_is_a_failed_roll_with_the_reason(tower_config: ServerConfig) -> None:
