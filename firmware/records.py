@@ -134,6 +134,9 @@ class ThrowRecord:
     failure: FailureReason | None = None
     message: str = ""
     truth: tuple[LabelledDie, ...] | None = None  #: what the camera knows was in the photo (sim, replay)
+    #: what the camera knew each attempt's photo showed (``truths[i]`` is ``attempts[i]``'s), None
+    #: where it knows nothing: the faces of the dice a reading rejected, which no reading gives
+    truths: list[tuple[LabelledDie, ...] | None] = field(default_factory=list)
     saved: Path | None = None  #: the JSON file once :meth:`save` wrote it
 
     @property
@@ -147,9 +150,13 @@ class ThrowRecord:
     def add_time(self, stage: str, ms: float) -> None:
         self.timings_ms[stage] = self.timings_ms.get(stage, 0.0) + ms
 
-    def add_reading(self, reading: Reading) -> int:
-        """Keep one attempt's reading as the record's latest; returns its index in :attr:`attempts`."""
+    def add_reading(self, reading: Reading, truth: tuple[LabelledDie, ...] | None = None) -> int:
+        """Keep one attempt's reading (and the camera's truth of its photo) as the record's latest.
+
+        Returns its index in :attr:`attempts`.
+        """
         self.attempts.append(reading)
+        self.truths.append(truth)
         self.reading = reading
         return len(self.attempts) - 1
 
@@ -176,6 +183,7 @@ class ThrowRecord:
             "failure": self.failure.value if self.failure else None,
             "message": self.message,
             "truth": None if self.truth is None else [d.to_json() for d in self.truth],
+            "attempt_truths": [None if t is None else [d.to_json() for d in t] for t in self.truths],
         }
 
     def save(self, folder: str | Path, stem: str) -> Path:

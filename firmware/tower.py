@@ -60,6 +60,7 @@ from .shaker import Shaker
 
 if TYPE_CHECKING:
     from ..vision.reader import FrameReader
+    from ..vision.reading import DiceReader
 
 __all__ = [
     "BLACK_MEAN",
@@ -126,7 +127,7 @@ class Tower:
         shaker: Shaker,
         panel: Panel,
         camera: CameraBackend,
-        reader: FrameReader | None = None,
+        reader: DiceReader | None = None,
         calibration: Calibration | None = None,
         clock: Clock | None = None,
     ) -> None:
@@ -149,7 +150,7 @@ class Tower:
     # -- parts
 
     @property
-    def reader(self) -> FrameReader:
+    def reader(self) -> DiceReader:
         if self._reader is None:
             self._reader = reader_for_tray(self.dice, self.config.camera.tray_colour)
         return self._reader
@@ -512,7 +513,7 @@ class Tower:
         t = time.perf_counter()
         reading = self.reader.read(frame, cal.reference, cal.tray_array())
         record.add_time("read", (time.perf_counter() - t) * 1000)
-        record.add_reading(reading)
+        record.add_reading(reading, self.camera.truth)
         return reading
 
 
@@ -541,7 +542,7 @@ def _pin_factory(name: str, clock: Clock) -> Any:
 def open_tower(
     config: Config,
     *,
-    reader: FrameReader | None = None,
+    reader: DiceReader | None = None,
     camera: CameraBackend | None = None,
     clock: Clock | None = None,
     calibrate: bool | None = None,

@@ -1,7 +1,8 @@
 """``dicetower fairness [--data DIR] [--json] [--bias 0.1]``: is each physical die fair?
 
 Per die in the roll log: counts per face, χ² p-value, Wilson 95 % intervals, rolls needed
-to catch a face that is ``--bias`` more likely, serial correlation, re-throws per face.
+to catch a face that is ``--bias`` more likely, serial correlation, re-throws, and reject
+rates per look and per face (from the camera's truth where known, else apparent).
 The same figures are on the server's ``/fairness`` page.
 """
 
@@ -31,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from .log import open_roll_log
 
     with open_roll_log(args.data) as log:
-        stats = fairness_from_rows(log.iter_rows(status="done"), args.bias)
+        stats = fairness_from_rows(log.iter_rows(), args.bias)
     if args.json:
         print(json.dumps({"dice": [s.to_json() for s in stats]}, indent=2))
     else:

@@ -197,7 +197,7 @@ async def get_crop(request: Request) -> Response:
 
 
 def _fairness(log: RollLog, bias: float) -> list[Any]:
-    return fairness_from_rows(log.iter_rows(status="done"), bias)
+    return fairness_from_rows(log.iter_rows(), bias)
 
 
 async def get_fairness(request: Request) -> Response:

@@ -3,14 +3,18 @@
 For each die (``"red d6"``, ``"white d6 #2"`` on the tower; ``"rng d6"`` for the RNG's
 dice, one per kind and role): counts per face, the χ² goodness-of-fit p-value against a
 uniform die, Wilson 95 % intervals per face, how many rolls a test would need to catch a
-given bias, the lag-1 serial correlation of successive throws, and how many re-throws an
-unreadable die caused per face (a die that often lands cocked on one face biases nothing
-by itself, but the retry rule must not let it: ``docs/tower.md``).
+given bias, the lag-1 serial correlation of successive throws, how many re-throws it
+caused, and its reject rates per face (:mod:`.rejects`): the retry rule never looks at a
+face, but a reader that rejects some faces more than others tilts the counts toward the
+faces it reads best (``docs/tower.md``).
 
-The χ² survival function is the regularized upper incomplete gamma function, computed
-here with :mod:`math` (series below ``a + 1``, Lentz's continued fraction above), so the
-server needs no scipy. ``tests/firmware/server/test_fairness.py`` checks it against
-tabulated values.
+A re-throw after a tap is charged to the face the tapped die was read with *after* the tap
+(``faces[].rethrows``): a leaning die has no face until it falls, and a die the reader could
+not read on one face is read, if at all, on another, so that is never the face it was
+rejected on. The face of a rejected die is known only from the camera's truth; the reject
+rates say what can be said without it.
+
+The statistics are :mod:`.stats` (re-exported here).
 """
 
 from __future__ import annotations
@@ -23,6 +27,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...rules.faces import printed_faces
+from .rejects import RejectCounter, RejectStats, face_rate_text, reject_lines
+from .stats import (
+    chi2_isf,
+    chi2_sf,
+    gammaincc,
+    ncx2_sf,
+    rolls_to_detect,
+    serial_correlation,
+    wilson_interval,
+)
 
 __all__ = [
     "DieStats",
@@ -39,145 +53,6 @@ __all__ = [
     "wilson_interval",
 ]
 
-_EPS = 1e-15
-_MAX_ITER = 10_000
-
-
-def gammaincc(a: float, x: float) -> float:
-    """Regularized upper incomplete gamma ``Q(a, x) = Γ(a, x) / Γ(a)``."""
-    if a <= 0:
-        raise ValueError("a must be positive")
-    if x <= 0:
-        return 1.0
-    log_front = -x + a * math.log(x) - math.lgamma(a)
-    if x < a + 1:  # the series for P converges fast here
-        term = total = 1.0 / a
-        n = a
-        for _ in range(_MAX_ITER):
-            n += 1
-            term *= x / n
-            total += term
-            if abs(term) < abs(total) * _EPS:
-                break
-        return max(0.0, 1.0 - total * math.exp(log_front))
-    # continued fraction for Q (modified Lentz)
-    tiny = 1e-300
-    b = x + 1 - a
-    c = 1 / tiny
-    d = 1 / b
-    h = d
-    for i in range(1, _MAX_ITER):
-        an = -i * (i - a)
-        b += 2
-        d = an * d + b
-        d = tiny if abs(d) < tiny else d
-        c = b + an / c
-        c = tiny if abs(c) < tiny else c
-        d = 1 / d
-        delta = d * c
-        h *= delta
-        if abs(delta - 1) < _EPS:
-            break
-    return min(1.0, math.exp(log_front) * h)
-
-
-def chi2_sf(x: float, df: int) -> float:
-    """P(X ≥ x) for X ~ χ²(df)."""
-    return gammaincc(df / 2, x / 2)
-
-
-def chi2_isf(p: float, df: int) -> float:
-    """The x with ``chi2_sf(x, df) == p`` (bisection; the sf is monotone)."""
-    lo, hi = 0.0, max(10.0, 10.0 * df)
-    while chi2_sf(hi, df) > p:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if chi2_sf(mid, df) > p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-10 * hi:
-            break
-    return (lo + hi) / 2
-
-
-def ncx2_sf(x: float, df: int, nc: float) -> float:
-    """P(X ≥ x) for a noncentral χ²: a Poisson(nc/2) mixture of central χ²(df + 2j)."""
-    if nc <= 0:
-        return chi2_sf(x, df)
-    half = nc / 2
-    total = 0.0
-    j_mid = int(half)
-    # sum outward from the Poisson mode until the weights are negligible (bounded)
-    log_w_mid = -half + j_mid * math.log(half) - math.lgamma(j_mid + 1) if half > 0 else 0.0
-    for direction in (1, -1):
-        j = j_mid if direction == 1 else j_mid - 1
-        for _ in range(_MAX_ITER):
-            if j < 0:
-                break
-            log_w = -half + j * math.log(half) - math.lgamma(j + 1)
-            w = math.exp(log_w)
-            total += w * chi2_sf(x, df + 2 * j)
-            if log_w < log_w_mid - 40:
-                break
-            j += direction
-    return min(1.0, total)
-
-
-def rolls_to_detect(faces: int, bias: float = 0.1, *, alpha: float = 0.05, power: float = 0.8) -> int:
-    """Rolls a χ² test needs to notice, with ``power``, one face that comes up ``(1 + bias)`` times as often.
-
-    The other faces share the rest evenly. Cohen's effect size ``w² = Σ (p₁ − p₀)² / p₀``
-    and the noncentrality ``λ`` at which a χ²(faces − 1) test at level ``alpha`` reaches
-    ``power`` give ``n = λ / w²``.
-    """
-    if faces < 2 or not 0 < bias < faces - 1:
-        raise ValueError("need at least 2 faces and 0 < bias < faces - 1")
-    p0 = 1 / faces
-    hot = p0 * (1 + bias)
-    cold = (1 - hot) / (faces - 1)
-    w2 = ((hot - p0) ** 2 + (faces - 1) * (cold - p0) ** 2) / p0
-    df = faces - 1
-    crit = chi2_isf(alpha, df)
-    lo, hi = 0.0, 1.0
-    while ncx2_sf(crit, df, hi) < power:
-        hi *= 2
-    for _ in range(100):
-        mid = (lo + hi) / 2
-        if ncx2_sf(crit, df, mid) < power:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-6:
-            break
-    return math.ceil(hi / w2)
-
-
-def wilson_interval(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """Wilson score interval for a proportion ``k / n`` (95 % by default)."""
-    if n <= 0:
-        return (0.0, 1.0)
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
-def serial_correlation(seq: Sequence[float]) -> tuple[float | None, float | None]:
-    """Lag-1 autocorrelation of successive faces and its two-sided p-value (``r·√n`` ≈ N(0, 1))."""
-    n = len(seq)
-    if n < 3:
-        return None, None
-    mean = sum(seq) / n
-    var = sum((v - mean) ** 2 for v in seq)
-    if var == 0:
-        return None, None
-    r = sum((seq[i] - mean) * (seq[i + 1] - mean) for i in range(n - 1)) / var
-    z = abs(r) * math.sqrt(n)
-    return r, math.erfc(z / math.sqrt(2))
-
 
 @dataclass
 class DieStats:
@@ -192,6 +67,8 @@ class DieStats:
     #: re-throws this die caused whose face is not known (a re-shake moved the dice)
     rethrows_no_face: int = 0
     bias: float = 0.1
+    #: what the log's readings say of its rejects; None where none were kept (the RNG's dice)
+    rejects: RejectStats | None = None
 
     @property
     def n(self) -> int:
@@ -245,6 +122,7 @@ class DieStats:
             "serial_p_value": rp,
             "rethrows": sum(self.rethrows.values()) + self.rethrows_no_face,
             "rethrows_face_unknown": self.rethrows_no_face,
+            "rejects": None if self.rejects is None else self.rejects.to_json(),
         }
 
 
@@ -263,12 +141,18 @@ def die_stats(die: str, kind: str, sequence: Iterable[int], bias: float = 0.1) -
 
 
 def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> list[DieStats]:
-    """Fairness per die identity over finished log rows (oldest first), failed rows skipped."""
+    """Fairness per die identity over log rows (oldest first).
+
+    Faces and re-throws count from finished rows only; reject rates from failed rows too,
+    since a die that stays unreadable is what fails a roll.
+    """
     seqs: dict[tuple[str, str], list[int]] = defaultdict(list)
     rethrows: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     kinds: dict[str, str] = {}
     unattributed: dict[tuple[str, str], int] = defaultdict(int)
+    rejects = RejectCounter()
     for row in rows:
+        rejects.add(row)
         if row.get("status") != "done":
             continue
         for d in row.get("dice") or ():
@@ -299,6 +183,7 @@ def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> 
         stats = die_stats(die, kind, seq, bias)
         stats.rethrows = dict(rethrows.get((die, kind), {}))
         stats.rethrows_no_face = unattributed.get((die, kind), 0)
+        stats.rejects = rejects.stats(die, kind, stats.faces)
         out.append(stats)
     return out
 
@@ -327,14 +212,18 @@ def format_fairness(stats: Sequence[DieStats]) -> str:
             f"serial r={'-' if r is None else f'{r:+.3f}'} p={_fmt_p(j['serial_p_value'])}, "
             f"re-throws {j['rethrows']}"
         )
+        rej = j["rejects"]
+        if rej is not None:
+            lines.extend(reject_lines(rej, len(s.faces)))
         if len(s.faces) <= 20:
-            for f in j["faces"]:
+            for k, f in enumerate(j["faces"]):
                 lo, hi = f["ci95"]
                 share = "-" if f["share"] is None else f"{100 * f['share']:5.1f} %"
                 bar = "#" * round(40 * (f["share"] or 0))
+                rate = "" if rej is None else f"  rej {face_rate_text(rej['faces'][k], rej['basis']):>8}"
                 lines.append(
                     f"  {f['face']:>3}: {f['count']:>6}  {share}  95 % CI {100 * lo:5.1f}-{100 * hi:5.1f} %"
-                    f"  re-throws {f['rethrows']:>3}  {bar}"
+                    f"{rate}  {bar}"
                 )
         if j["rolls_to_detect_bias"]:
             lines.append(

@@ -2,14 +2,19 @@
 
 Plain server-rendered HTML with the SVG inline and the styles in ``static/fairness.css``,
 so the page works under the server's CSP (no inline script or style) and in any browser.
+Each tower die's card says how often the reader rejected it and, per face, at what rate:
+from the camera's truth where it is known, else the apparent rate, marked ``~``, with the
+sentence saying what it assumes (``rejects.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
+from typing import Any
 
 from .fairness import DieStats, histogram_svg
+from .rejects import face_rate_text
 
 __all__ = ["fairness_html"]
 
@@ -38,25 +43,74 @@ def _verdict(p: float | None, n: int, needed: int | None) -> tuple[str, str]:
     return "ok", "no sign of bias"
 
 
+def _reject_cell(face: Mapping[str, Any], basis: str) -> str:
+    if basis == "truth" and face["looks"]:
+        return f"{face['rejected']}/{face['looks']} ({_share(face['rate'])})"
+    return face_rate_text(face, basis).replace("-", "–")
+
+
+def _rejects_dl(rej: Mapping[str, Any] | None, faces: int) -> str:
+    if rej is None:
+        return ""
+    if not rej["looks"]:
+        return "<dt>rejected</dt><dd>no reading after a shake yet</dd>"
+    out = (
+        f"<dt>rejected</dt><dd>{rej['rejected']} of {rej['looks']} looks after a shake "
+        f"({_share(rej['reject_rate'])})</dd>"
+        f"<dt>throws retried</dt><dd>{rej['throws_retried']} of {rej['throws']}</dd>"
+    )
+    if rej["basis"] == "truth":
+        out += (
+            f"<dt>reject ratio</dt><dd>{_num(rej['ratio'], '.2f')} "
+            f"(depends on the face: p = {_p(rej['face_p'])})</dd>"
+        )
+        if rej["predicted_tilt"] is not None:
+            see = rej["rolls_to_see_tilt"]
+            out += (
+                f"<dt>tilt predicted</dt><dd>{100 * rej['predicted_tilt']:.2f} points off 1/{faces}"
+                + (f"; {see} rolls to see it" if see else "")
+                + "</dd>"
+            )
+    return out
+
+
+def _rejects_note(rej: Mapping[str, Any] | None) -> str:
+    if rej is None or not rej["looks"]:
+        return ""
+    if rej["basis"] == "truth":
+        return (
+            '<p class="note">Rejected per face: looks after a shake at a die showing that face, '
+            "from the camera's truth.</p>"
+        )
+    return (
+        '<p class="note">Rejected per face (~) is apparent: without the camera\'s truth the face of a '
+        "rejected die is unseen, so these are the reader's reject rates only if the die is fair.</p>"
+    )
+
+
 def fairness_html(stats: Sequence[DieStats]) -> str:
     cards = []
     for s in stats:
         j = s.to_json()
         cls, verdict = _verdict(j["p_value"], j["rolls"], j["rolls_to_detect_bias"])
         r = j["serial_correlation"]
+        rej = j["rejects"]
         rows = (
             "".join(
                 f"<tr><td>{f['face']}</td><td>{f['count']}</td>"
                 f"<td>{_share(f['share'])}</td>"
-                f"<td>{100 * f['ci95'][0]:.1f}–{100 * f['ci95'][1]:.1f} %</td><td>{f['rethrows']}</td></tr>"
-                for f in j["faces"]
+                f"<td>{100 * f['ci95'][0]:.1f}–{100 * f['ci95'][1]:.1f} %</td>"
+                + ("" if rej is None else f"<td>{_reject_cell(rej['faces'][k], rej['basis'])}</td>")
+                + "</tr>"
+                for k, f in enumerate(j["faces"])
             )
             if len(s.faces) <= 20
             else ""
         )
         table = (
             "<table><thead><tr><th>face</th><th>count</th><th>share</th><th>95 % CI</th>"
-            f"<th>re-throws</th></tr></thead><tbody>{rows}</tbody></table>"
+            + ("" if rej is None else "<th>rejected</th>")
+            + f"</tr></thead><tbody>{rows}</tbody></table>{_rejects_note(rej)}"
             if rows
             else ""
         )
@@ -72,6 +126,7 @@ def fairness_html(stats: Sequence[DieStats]) -> str:
             f"(p = {_p(j['p_value'])})</dd>"
             f"<dt>serial r</dt><dd>{_num(r, '+.3f')} (p = {_p(j['serial_p_value'])})</dd>"
             f"<dt>re-throws</dt><dd>{j['rethrows']}</dd>"
+            f"{_rejects_dl(rej, len(s.faces))}"
             f"<dt>to catch +{100 * s.bias:.0f} %</dt><dd>{j['rolls_to_detect_bias'] or '–'} rolls</dd>"
             "</dl>"
             f"{table}</section>"
@@ -84,7 +139,8 @@ def fairness_html(stats: Sequence[DieStats]) -> str:
         '<link rel="stylesheet" href="/static/fairness.css"></head><body>'
         "<header><h1>Are the dice fair?</h1>"
         "<p>Counts per face of every die in the roll log, the χ² test against a fair die, "
-        "Wilson 95 % intervals (whiskers), the fair share (dashed line) and the serial correlation "
-        "of successive throws.</p></header>"
+        "Wilson 95 % intervals (whiskers), the fair share (dashed line), the serial correlation "
+        "of successive throws, and how often the reader rejected each die and each face: a die "
+        "re-thrown until it is read comes up more often on the faces read best.</p></header>"
         f'<main class="dice">{body}</main></body></html>'
     )

@@ -168,7 +168,9 @@ class ThrowInfo:
     (``die`` identity such as ``"red d6"``, ``colour``, ``confidence``, ``box`` as
     ``[x, y, w, h]`` in photo pixels), and ``crops`` to that die's JPEG crop, cut from the raw
     frame when the throw was read and stored as given. ``retries`` are
-    ``{"reason", "action", "dice"}``.
+    ``{"reason", "action", "dice"}``. ``attempts`` are what each reading of the throw saw of
+    each die, ``{"after", "dice": [{"die", "face", "truth"?, "cocked"?}]}`` (a tower's throws
+    only): what the per-face reject rates of ``rejects.py`` are counted from.
     """
 
     index: int
@@ -181,6 +183,7 @@ class ThrowInfo:
     reading: dict[str, Any] | None = None
     timings: dict[str, float] = field(default_factory=dict)
     retries: list[dict[str, Any]] = field(default_factory=list)
+    attempts: list[dict[str, Any]] = field(default_factory=list)
 
 
 class ThrowHooks:

@@ -209,6 +209,7 @@ def _photos_and_throws(
             "timings": t.timings,
             "retries": t.retries,
             "reading": t.reading,
+            "attempts": t.attempts,
         }
         if t.photo_jpeg:
             name = f"throw-{t.index}.jpg"

@@ -15,6 +15,13 @@ charged to the die that caused them: each unreadable die of the reading that led
 the nearest die of the throw's last reading (a tap barely moves the dice), which gives its
 face; after a *re-shake* the dice have moved, so only the die (by colour) is known, not the
 face.
+
+Each reading of a throw is also logged as what it saw of each die (:func:`attempt_looks`): its
+identity, the face read or none, and, where the camera knows what it showed (sim, replay), the
+true face, matched to the read die as eval matches labels. How the dice came to lie is
+logged with it (``after``: a shake, a tap, or a jam, a shake that moved nothing), because only
+a die that has just landed shows a face drawn afresh: the per-face reject rates count those
+(``rejects.py``).
 """
 
 from __future__ import annotations
@@ -26,11 +33,14 @@ from ...rules.source import DiceRequest, DiceSource
 from .rolling import DiceSupply, ThrowHooks, ThrowInfo
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from collections.abc import Sequence
+
+    from ...vision.reading import DieReading
+    from ..config import Config, TrayDie
     from ..records import ThrowRecord
     from ..tower import Tower
 
-__all__ = ["TowerSupply", "die_identity", "throw_info"]
+__all__ = ["TowerSupply", "attempt_looks", "die_identity", "loaded_identity", "throw_info"]
 
 
 def die_identity(colour: str, kind: str) -> str:
@@ -38,12 +48,33 @@ def die_identity(colour: str, kind: str) -> str:
     return f"{colour or 'unknown'} {kind}"
 
 
+def loaded_identity(die: DieReading, tray: Sequence[TrayDie] | None, kind: str | None = None) -> str:
+    """The identity of the loaded die a read (or rejected) die is, told by colour alone.
+
+    A die's colour name is read from its pixels, and a leaning or blurred die is often named
+    wrong (``translucent``): it takes the loaded colour of its kind that its body is nearest
+    (:func:`~dicetower.vision.colour.name_distances`), so a rejected die is charged to a die
+    that is in the tray. No tray, or no loaded die of its kind: its own colour name. ``kind``:
+    the kind to name it by (a slot's), if not the reading's.
+    """
+    kind = kind or die.kind
+    colours = sorted({t.colour for t in tray or () if t.kind == kind})
+    if not colours or die.colour in colours:
+        return die_identity(die.colour, kind)
+    if len(colours) == 1:
+        return die_identity(colours[0], kind)
+    from ...vision.colour import name_distances
+
+    near = name_distances(die.hsv)
+    return die_identity(min(colours, key=lambda c: near.get(c, math.inf)), kind)
+
+
 def _centre(box: Any) -> tuple[float, float]:
     x, y, w, h = box
     return (x + w / 2, y + h / 2)
 
 
-def _attribute(record: ThrowRecord) -> list[dict[str, Any]]:
+def _attribute(record: ThrowRecord, tray: Sequence[TrayDie] | None) -> list[dict[str, Any]]:
     """The record's retries, each with the unreadable dice that caused it (die, and face after a tap)."""
     out = []
     final = record.reading
@@ -53,27 +84,74 @@ def _attribute(record: ThrowRecord) -> list[dict[str, Any]]:
             for d in record.attempts[retry.attempt].dice:
                 if d.face is not None and d.status.value == "read":
                     continue
-                face = None
+                face, seen = None, d
                 if retry.action == "tap" and final.dice:
                     near = min(final.dice, key=lambda f: math.dist(_centre(f.box), _centre(d.box)))
                     face = near.face
-                    colour = near.colour or d.colour
-                else:
-                    colour = d.colour
-                entry["dice"].append({"die": die_identity(colour, d.kind), "face": face})
+                    seen = near if near.colour else d
+                entry["dice"].append({"die": loaded_identity(seen, tray, d.kind), "face": face})
         out.append(entry)
     return out
 
 
-def throw_info(record: ThrowRecord) -> ThrowInfo:
-    """A tower throw as the log keeps it, its crops as the record cut them."""
+def _after(record: ThrowRecord) -> list[str]:
+    """How the dice of each attempt came to lie: ``shake``, ``tap``, or ``jam`` (shaken, unmoved)."""
+    from ..records import FailureReason
+
+    after = ["shake"] * len(record.attempts)
+    for retry in record.retries:  # in order: a jam marks the reading it is charged to after the shake
+        i = retry.attempt
+        if i is None or not 0 <= i < len(after):
+            continue
+        if retry.reason.split(":")[0] == FailureReason.JAM.value:
+            after[i] = "jam"
+        if i + 1 < len(after):
+            after[i + 1] = "tap" if retry.action == "tap" else "shake"
+    return after
+
+
+def attempt_looks(record: ThrowRecord, tray: Sequence[TrayDie] | None = None) -> list[dict[str, Any]]:
+    """What each reading of ``record`` saw of each die, as the log keeps it (``tray``: the loaded dice).
+
+    ``{"after": "shake"|"tap"|"jam", "dice": [{"die", "face", "truth", "cocked"}]}``: ``face``
+    is None for a die the reader rejected; ``truth`` (the face the camera knows it showed; None
+    for a die no label matches or one leaning, which has ``"cocked": true``) is there only
+    when the camera knows the photo's truth.
+    """
+    from ...vision.eval.evaluate import label_box, match_dice
+    from ...vision.reading import ReadStatus
+
+    out = []
+    for i, (reading, after) in enumerate(zip(record.attempts, _after(record), strict=True)):
+        truth = record.truths[i] if i < len(record.truths) else None
+        by_read: dict[int, Any] | None = None
+        if truth is not None:
+            boxes = [label_box(t, reading.width, reading.height, reading.scale) for t in truth]
+            matched, _ = match_dice(boxes, [d.centres for d in reading.dice])
+            by_read = {j: t for t, j in zip(truth, matched, strict=True) if j is not None}
+        dice = []
+        for j, d in enumerate(reading.dice):
+            read = d.status is ReadStatus.READ and d.face is not None
+            look: dict[str, Any] = {"die": loaded_identity(d, tray), "face": d.face if read else None}
+            if by_read is not None:
+                label = by_read.get(j)
+                look["truth"] = None if label is None or label.cocked else label.face
+                if label is not None and label.cocked:
+                    look["cocked"] = True
+            dice.append(look)
+        out.append({"after": after, "dice": dice})
+    return out
+
+
+def throw_info(record: ThrowRecord, tray: Sequence[TrayDie] | None = None) -> ThrowInfo:
+    """A tower throw as the log keeps it, its crops as the record cut them (``tray``: the loaded dice)."""
     reading = record.reading
     dice: dict[int, dict[str, Any]] = {}
     crops: dict[int, bytes] = {}
     for a in record.answers:
         d = reading.dice[a.index] if reading is not None and a.index < len(reading.dice) else None
         dice[a.slot] = {
-            "die": die_identity(a.colour, a.die),
+            "die": loaded_identity(d, tray, a.die) if d is not None else die_identity(a.colour, a.die),
             "colour": a.colour,
             "confidence": round(float(d.confidence), 4) if d is not None else None,
             "box": [round(float(v), 1) for v in a.box],
@@ -101,7 +179,8 @@ def throw_info(record: ThrowRecord) -> ThrowInfo:
             "truth": None if record.truth is None else [t.to_json() for t in record.truth],
         },
         timings=timings,
-        retries=_attribute(record),
+        retries=_attribute(record, tray),
+        attempts=attempt_looks(record, tray),
     )
 
 
@@ -119,7 +198,7 @@ class _TowerThrows(DiceSource):
             return source.faces(request)
         finally:
             for record in source.records:  # failed throws too: their last photo is evidence
-                self.hooks.settled(throw_info(record))
+                self.hooks.settled(throw_info(record, self.supply.tower.dice))
 
 
 class TowerSupply(DiceSupply):

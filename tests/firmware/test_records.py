@@ -44,6 +44,19 @@ def test_a_tap_keeps_the_reading_that_led_to_it(sim_tower: Any) -> None:
     assert record.reading is not None and len(record.crops) == len(record.reading.dice)
 
 
+def test_each_attempt_keeps_the_truth_of_its_photo(sim_tower: Any) -> None:
+    tower = sim_tower(seed=6, sim={"fault_rate": 1.0, "faults": ("cocked",)})
+    (record,) = tower.roll(plain(4)).records
+    assert len(record.truths) == len(record.attempts) and record.truths[-1] == record.truth
+    tapped = [r.attempt for r in record.retries if r.action == "tap"]
+    assert tapped
+    before = record.truths[tapped[0]]
+    assert before is not None and any(t.cocked for t in before)  # the photo the tap followed: a die leans
+    assert record.truth is not None and not any(t.cocked for t in record.truth)
+    doc = record.to_json()
+    assert doc["attempt_truths"] == [[d.to_json() for d in t or ()] for t in record.truths]
+
+
 def test_a_failed_throw_keeps_its_attempts_and_no_crops(sim_tower: Any) -> None:
     tower = sim_tower(seed=9)
     tower.camera.inject("leaves_tray")
@@ -72,6 +85,7 @@ def test_the_record_json_holds_every_attempt() -> None:
     doc = json.loads(json.dumps(record.to_json()))
     assert doc["reading"] == second.to_json() and record.reading is second
     assert doc["attempts"] == [first.to_json(), second.to_json()]
+    assert doc["attempt_truths"] == [None, None]  # a camera that knows no truth
     assert doc["retries"] == [
         {"action": "recapture", "reason": "black frame", "attempt": None},
         {"action": "tap", "reason": "1 unreadable", "attempt": 0},

@@ -7,13 +7,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from dicetower.firmware.config import DEFAULT_CONFIG
+from dicetower.firmware.config import DEFAULT_CONFIG, TrayDie
 from dicetower.firmware.records import Retry, SlotAnswer, ThrowRecord
 from dicetower.firmware.server.app import ServerConfig, create_app
 from dicetower.firmware.server.rolling import RandomSupply
 from dicetower.firmware.server.rolllog import RollLog
-from dicetower.firmware.server.tower_supply import TowerSupply, throw_info
+from dicetower.firmware.server.tower_supply import TowerSupply, attempt_looks, loaded_identity, throw_info
 from dicetower.rules.source import DieSlot
+from dicetower.vision.manifest import LabelledDie
 from dicetower.vision.reader import FrameReader
 from dicetower.vision.reading import DieReading, Reading, ReadStatus, UnreadableReason
 from server_helpers import wait_for
@@ -80,6 +81,17 @@ def test_rethrows_are_charged_to_the_die(config: ServerConfig) -> None:
     charged = [d for r in taps for d in r["dice"]]
     assert charged and all(d["die"].endswith(" d6") and 1 <= d["face"] <= 6 for d in charged)
     assert sum(d["rethrows"] for d in fairness) >= len(charged)
+    rejects = [d["rejects"] for d in fairness]
+    assert all(r["basis"] == "truth" for r in rejects)  # the sim knows the faces of the dice it drew
+    leaning = sum(r["leaning_looks"] for r in rejects)
+    assert leaning and sum(r["leaning_rejected"] for r in rejects) > 0  # counted apart from the faces
+    shakes = sum(
+        1 + sum(r["action"] == "reshake" for r in t["retries"]) for roll in rolls for t in roll["throws"]
+    )
+    looks = sum(r["looks"] for r in rejects)
+    assert (
+        5 * shakes - shakes <= looks <= 5 * shakes
+    )  # once a shake (a die may go unseen); taps' readings not
 
 
 def test_a_kind_the_tray_lacks_is_a_failed_roll_with_the_reason(tower_config: ServerConfig) -> None:
@@ -180,3 +192,63 @@ def test_a_tap_is_charged_to_its_die_even_after_a_camera_retry() -> None:
         {"action": "tap", "reason": "1 unreadable (cocked)", "dice": [{"die": "white d6", "face": 5}]},
     ]
     assert info.crops == {0: b"\xff\xd8crop"} and info.dice[0]["die"] == "white d6"
+
+
+def _die(x: float, face: int | None, colour: str = "white") -> DieReading:
+    if face is None:
+        return DieReading(box=(x, 10.0, 20.0, 20.0), status=ReadStatus.UNREADABLE, colour=colour)
+    return DieReading(box=(x, 10.0, 20.0, 20.0), face=face, colour=colour, confidence=0.9)
+
+
+def test_each_reading_is_logged_with_how_the_dice_came_to_lie_and_the_truth() -> None:
+    """A jam's reading is no fresh landing; a tap's is not either; truth is matched per reading."""
+    record = ThrowRecord(reason="throw")
+    truth = (LabelledDie("d6", 4, (10.0, 10.0, 20.0, 20.0)), LabelledDie("d6", 6, (60.0, 10.0, 20.0, 20.0)))
+    record.add_reading(Reading(dice=(_die(10, 3), _die(60, 1, "red"))), None)  # the tray as it lay: a jam
+    record.retries.append(Retry("reshake", "jam: the dice did not move", 0))
+    record.add_reading(Reading(dice=(_die(60, None, "red"), _die(10, 4))), truth)
+    record.retries.append(Retry("tap", "1 unreadable (low_confidence)", 1))
+    leaning = (LabelledDie("d6", 2, (10.0, 10.0, 20.0, 20.0), cocked=True), truth[1])
+    record.add_reading(Reading(dice=(_die(10, None), _die(60, 6, "red"))), leaning)
+    record.retries.append(Retry("reshake", "1 unreadable (cocked)", 2))
+    record.add_reading(Reading(dice=(_die(10, 5), _die(60, 2, "red"), _die(200, 3))), truth)
+    looks = attempt_looks(record)
+    assert [a["after"] for a in looks] == ["jam", "shake", "tap", "shake"]
+    assert looks[0]["dice"] == [{"die": "white d6", "face": 3}, {"die": "red d6", "face": 1}]  # no truth
+    assert looks[1]["dice"] == [  # matched by place, not by order
+        {"die": "red d6", "face": None, "truth": 6},
+        {"die": "white d6", "face": 4, "truth": 4},
+    ]
+    assert looks[2]["dice"][0] == {"die": "white d6", "face": None, "truth": None, "cocked": True}
+    assert looks[3]["dice"][2] == {"die": "white d6", "face": 3, "truth": None}  # a die no label matches
+    assert throw_info(record).attempts == looks
+
+
+def test_a_die_named_by_an_odd_colour_is_charged_to_the_loaded_die_it_is_nearest() -> None:
+    tray = [TrayDie("d6", "white")] * 4 + [TrayDie("d6", "red", "wild")]
+    pale_red = DieReading(box=(0.0, 0.0, 9.0, 9.0), colour="translucent", hsv=(2, 190, 200))
+    pale_white = DieReading(box=(0.0, 0.0, 9.0, 9.0), colour="translucent", hsv=(20, 12, 230))
+    assert loaded_identity(pale_red, tray) == "red d6" and loaded_identity(pale_white, tray) == "white d6"
+    assert loaded_identity(pale_red, None) == "translucent d6"  # no tray: its own name
+    assert loaded_identity(pale_red, [TrayDie("d6", "blue")]) == "blue d6"  # the one colour of its kind
+    assert loaded_identity(pale_red, tray, "d10") == "translucent d10"  # no die of that kind is loaded
+
+
+def test_a_sim_tower_logs_every_reading_of_a_tapped_throw(config: ServerConfig) -> None:
+    cfg = _sim(9, fault_rate=1.0, faults=("cocked",))
+    config = replace(config, rate_per_second=0, supply_factory=lambda: TowerSupply.open(cfg))
+    with TestClient(create_app(config)) as client:
+        rid = client.post("/api/rolls", json={"notation": "5d6"}).json()["id"]
+        assert _finished(client, rid)["status"] == "done"
+    with RollLog(config.data_dir) as log:
+        row = log.get(rid)
+    assert row is not None
+    (throw,) = row["throws"]
+    attempts = throw["attempts"]
+    assert attempts[0]["after"] == "shake" and len(attempts) == 1 + sum(
+        r["action"] in ("tap", "reshake") for r in throw["retries"]
+    )
+    leaning = [d for a in attempts for d in a["dice"] if d.get("cocked")]
+    assert leaning and all(d["face"] is None and d["die"] == "white d6" for d in leaning)
+    final = attempts[-1]["dice"]
+    assert sorted(d["face"] for d in final) == sorted(d["truth"] for d in final) == sorted(throw["faces"])

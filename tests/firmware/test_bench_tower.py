@@ -1,0 +1,62 @@
+"""bench/tower.py's face-dependent reader: it rejects by the true face, once per landing; the tilt shows."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from dicetower.firmware.server.rejects import accepted_shares
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "tower.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> Any:
+    """``bench/tower.py`` loaded as a module (the bench folder is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("bench_tower", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_tower"] = module  # dataclasses look their module up
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop("bench_tower", None)
+
+
+def test_the_measured_rates_are_the_eval_counts(bench: Any) -> None:
+    what, rates = bench.reject_rates("measured")
+    assert "byler-d6" in what and rates == [k / n for k, n in bench.MEASURED["byler-d6"]]
+    assert bench.reject_rates("0,0,0,0,0,0.5")[1] == [0, 0, 0, 0, 0, 0.5]
+    with pytest.raises(SystemExit):
+        bench.reject_rates("0.1,0.2")
+
+
+def test_a_face_always_rejected_never_counts_and_each_landing_is_decided_once(bench: Any) -> None:
+    r = bench.bench_rolls(6, 0.0, 3, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+    reader = r["reader"]
+    assert isinstance(reader, bench.FaceRejectingReader)
+    assert reader.looks[6] > 0 and reader.rejected[6] == reader.looks[6]  # every landing on a 6
+    assert sum(reader.rejected.values()) == reader.rejected[6]  # and nothing else
+    assert len(reader.decided) == sum(reader.looks.values())  # a tap's re-read reuses the landing's decision
+    assert all(c.get(6, 0) == 0 for c in r["per_slot"])
+    assert any(k.startswith("tap: ") for k in r["retries"])  # a tap happened, yet the 6 stayed rejected
+    assert (
+        sum(sum(c.values()) for c in r["per_slot"]) == 5 * r["outcome"]["read, every die equal to the truth"]
+    )
+
+
+def test_the_report_sets_observed_beside_predicted(bench: Any) -> None:
+    rates = [0.0, 0.0, 0.0, 0.0, 0.0, 0.5]
+    per_slot = [Counter({1: 20, 2: 20, 3: 20, 4: 20, 5: 20, 6: 10})]
+    lines = bench.tilt_report(per_slot, rates, None, 1)
+    text = "\n".join(lines)
+    predicted = accepted_shares(rates)
+    assert " ".join(f"{100 * p:5.2f}" for p in predicted) in text
+    # the counts are the prediction exactly: the chi-squared against it finds nothing, against fair it does
+    pooled = next(line for line in lines if line.strip().startswith("pooled  n=110"))
+    assert "p predicted 1.000" in pooled and "p fair 1.000" not in pooled
