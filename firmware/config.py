@@ -59,6 +59,9 @@ Example (every key, with its default; see ``docs/tower.md``)::
     [roll]
     default = "4d6kh3"      # what the start button rolls
 
+    [reader]
+    taught = ""             # a taught model's folder (dicetower teach fit), relative to this file
+
     [calibration]
     dir = "/var/lib/dicetower"
 """
@@ -68,14 +71,15 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 from .cameras import BACKENDS
-from .errors import TowerError
+from .errors import ConfigError
 from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
+from .taught_config import check_taught_kind, taught_dice
 
 __all__ = [
     "DEFAULT_CONFIG",
@@ -89,6 +93,7 @@ __all__ = [
     "CycleConfig",
     "DiceSet",
     "PinsConfig",
+    "ReaderConfig",
     "RollConfig",
     "ShakerConfig",
     "SimConfig",
@@ -110,10 +115,6 @@ ROLES = ("plain", "wild", "tens", "units")
 MAX_FILE_BYTES = 64 * 1024
 #: Most dice a tray may be loaded with (bounds every per-die loop of a throw).
 MAX_TRAY_DICE = 40
-
-
-class ConfigError(TowerError, ValueError):
-    """A configuration that cannot be used; names the file, the key and what is allowed."""
 
 
 # -- value checks: each returns the value to store or raises ValueError with what is allowed
@@ -328,6 +329,14 @@ class CalibrationConfig:
 
 
 @dataclass(frozen=True)
+class ReaderConfig:
+    """``taught``: a taught model's folder (docs/teach.md), whose dice it reads; the rest the general
+    reader reads. Held as :func:`parse_config` resolved it: relative to the config file's folder."""
+
+    taught: str = field(default="", metadata=_opt(_text()))
+
+
+@dataclass(frozen=True)
 class TrayDie:
     """One die loaded in the tray: its kind (``d6``, ``d10t`` ...), body colour and role."""
 
@@ -353,12 +362,14 @@ class DiceSet:
     dice: tuple[TrayDie, ...]
 
     @classmethod
-    def parse(cls, table: Mapping[str, Any]) -> DiceSet:
-        from ..vision.colour import COLOUR_NAMES
-        from ..vision.kinds import readable_labels
+    def parse(cls, table: Mapping[str, Any], taught: Collection[tuple[str, str]] | None = None) -> DiceSet:
+        """``taught``: the (kind, colour) pairs a taught model reads (colour "" for any colour), which
+        lets the tray hold a kind only a taught reader reads (d8, d12) in those colours."""
+        from ..vision.colour_names import COLOUR_NAMES
+        from ..vision.kinds import NEVER_READ, readable_labels, taught_only_labels
 
-        # the kinds the reader reads (a numeral d6 is a d6): a d4, d8 or d12 in the tray would
-        # fail every throw as unreadable, so it is refused here, where the cause is plain
+        # the kinds the reader reads (a numeral d6 is a d6): a die it cannot read would fail every
+        # throw as unreadable, so it is refused here, where the cause is plain
         readable = readable_labels()
 
         dice: list[TrayDie] = []
@@ -378,9 +389,15 @@ class DiceSet:
                     raise ConfigError(
                         f"[dice] {role} = {spec!r}: colour {colour!r}; allowed: {', '.join(COLOUR_NAMES)}"
                     )
-                if kind not in readable:
+                where = f"[dice] {role} = {spec!r}: kind {kind!r}"
+                if kind in NEVER_READ:
+                    raise ConfigError(f"{where}: {NEVER_READ[kind]}; the tower cannot read it, taught or not")
+                if kind in taught_only_labels():
+                    check_taught_kind(where, kind, colour, taught)
+                elif kind not in readable:
                     raise ConfigError(
-                        f"[dice] {role} = {spec!r}: kind {kind!r}; the tower reads {', '.join(readable)}"
+                        f"{where}; the tower reads {', '.join(readable)}, "
+                        f"and {', '.join(taught_only_labels())} once taught"
                     )
                 if role != "plain" and count != 1:
                     raise ConfigError(f"[dice] {role} = {spec!r}: a {role} die is one die")
@@ -450,6 +467,7 @@ class Config:
     cycle: CycleConfig = field(default_factory=CycleConfig)
     roll: RollConfig = field(default_factory=RollConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
+    reader: ReaderConfig = field(default_factory=ReaderConfig)
     source: str = "built-in default"  #: where it was read from, for messages
 
     @property
@@ -469,6 +487,7 @@ _SECTIONS: dict[str, type] = {
     "cycle": CycleConfig,
     "roll": RollConfig,
     "calibration": CalibrationConfig,
+    "reader": ReaderConfig,
 }
 
 
@@ -495,29 +514,51 @@ def _section(name: str, cls: type, table: Any, where: str) -> Any:
     return obj
 
 
-def parse_config(data: Mapping[str, Any], where: str = "config") -> Config:
-    """Validate a parsed TOML document; raises :class:`ConfigError` naming the first bad key."""
+def parse_config(
+    data: Mapping[str, Any],
+    where: str = "config",
+    *,
+    base: Path | None = None,
+    taught: str | Path | None = None,
+) -> Config:
+    """Validate a parsed TOML document; raises :class:`ConfigError` naming the first bad key.
+
+    ``[reader] taught`` is resolved against ``base`` (the config file's folder); ``taught`` (the
+    CLI's ``--taught``) replaces it, as given.
+    """
     allowed = [*_SECTIONS, "dice"]
     kwargs: dict[str, Any] = {}
     for name, table in data.items():
         if name == "dice":
             if not isinstance(table, dict):
                 raise ConfigError(f"{where}: [dice] must be a table")
-            try:
-                kwargs["dice"] = DiceSet.parse(table)
-            except ConfigError as exc:
-                raise ConfigError(f"{where}: {exc}") from None
         elif name in _SECTIONS:
             kwargs[name] = _section(name, _SECTIONS[name], table, where)
         else:
             raise ConfigError(f"{where}: [{name}]: unknown section; allowed: {', '.join(allowed)}")
+    found = None
+    if taught is not None:
+        kwargs["reader"] = ReaderConfig(str(taught))
+        found = taught_dice(str(taught), f"--taught {taught}")
+    elif "reader" in kwargs and kwargs["reader"].taught:
+        raw = kwargs["reader"].taught
+        kwargs["reader"] = ReaderConfig(str(base / raw if base is not None else Path(raw)))
+        found = taught_dice(kwargs["reader"].taught, f"{where}: [reader] taught = {raw!r}")
+    if "dice" in data:
+        try:
+            kwargs["dice"] = DiceSet.parse(data["dice"], found)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     return Config(**kwargs, source=where)
 
 
-def load_config(path: str | Path | None = None) -> Config:
-    """Read and validate ``path``; ``None`` gives the built-in :data:`DEFAULT_CONFIG` (no file read)."""
+def load_config(path: str | Path | None = None, *, taught: str | Path | None = None) -> Config:
+    """Read and validate ``path``; ``None`` gives the built-in :data:`DEFAULT_CONFIG` (no file read).
+
+    ``taught`` names a taught model to read with instead of the file's ``[reader] taught``.
+    """
     if path is None:
-        return DEFAULT_CONFIG
+        return DEFAULT_CONFIG if taught is None else parse_config({}, DEFAULT_CONFIG.source, taught=taught)
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -534,7 +575,7 @@ def load_config(path: str | Path | None = None) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return parse_config(data, str(path))
+    return parse_config(data, str(path), base=path.parent, taught=taught)
 
 
 def _defaults_are_valid() -> Config:

@@ -17,6 +17,7 @@ __all__ = [
     "CameraError",
     "CameraFrameError",
     "CameraUnavailableError",
+    "ConfigError",
     "ShakerClosedError",
     "ThrowFailedError",
     "TowerError",
@@ -26,6 +27,10 @@ __all__ = [
 
 class TowerError(Exception):
     """Base of every error the tower raises."""
+
+
+class ConfigError(TowerError, ValueError):
+    """A configuration that cannot be used; names the file, the key and what is allowed."""
 
 
 class ShakerClosedError(TowerError, RuntimeError):

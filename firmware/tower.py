@@ -41,7 +41,7 @@ from ..vision.reading import Reading
 from .calibration import REFERENCE_FRAMES, Calibration
 from .cameras import CameraBackend, open_camera
 from .clock import Clock, RealClock, VirtualClock, mock_factory
-from .config import Config, TrayDie, tray_bgr
+from .config import Config, TrayDie
 from .errors import (
     CalibrationError,
     CameraDisconnectedError,
@@ -57,9 +57,10 @@ from .pattern import ShakePattern
 from .photos import die_crops, encode_jpeg
 from .records import FailureReason, Retry, SlotAnswer, ThrowRecord
 from .shaker import Shaker
+from .taught_watch import TaughtWatch
+from .tray_reader import TrayReader, reader_for_tray
 
 if TYPE_CHECKING:
-    from ..vision.reader import FrameReader
     from ..vision.reading import DiceReader
 
 __all__ = [
@@ -76,16 +77,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-def reader_for_tray(dice: Sequence[TrayDie], tray_colour: str = "") -> FrameReader:
-    """The frame reader for the loaded dice: the numeral reader only when one is not a pip d6
-    (it costs a few ms a die); a ``[camera] tray_colour`` white-balances die colours."""
-    from ..vision.reader import open_reader
-
-    reader = open_reader(numerals=any(d.kind != "d6" for d in dice))
-    reader.white_balance, reader.tray_colour = bool(tray_colour), tray_bgr(tray_colour)
-    return reader
 
 
 #: A frame whose mean grey level is under this is black (lens cap, dead sensor, lights off).
@@ -136,7 +127,7 @@ class Tower:
         self.panel = panel
         self.camera = camera
         self.clock = clock or camera.clock
-        self._reader = reader
+        self._tray_reader = TrayReader(config, camera, reader)
         self.calibration = calibration
         self.listeners: list[Listener] = []
         self.state = TowerState.IDLE
@@ -151,9 +142,12 @@ class Tower:
 
     @property
     def reader(self) -> DiceReader:
-        if self._reader is None:
-            self._reader = reader_for_tray(self.dice, self.config.camera.tray_colour)
-        return self._reader
+        return self._tray_reader.reader
+
+    @property
+    def taught(self) -> TaughtWatch | None:
+        """The taught reader's running figure, when the tower reads with one (docs/teach.md)."""
+        return self._tray_reader.taught
 
     @property
     def dice(self) -> tuple[TrayDie, ...]:
@@ -196,6 +190,7 @@ class Tower:
     def status(self) -> dict[str, Any]:
         """What ``tower status`` prints and the server's health check returns."""
         cal = self.calibration
+        taught = self.taught
         return {
             "state": self.state.value,
             "detail": self.detail,
@@ -207,6 +202,7 @@ class Tower:
             "calibration_size": list(cal.size) if cal is not None else None,
             "throws": self.throws,
             "config": self.config.source,
+            "taught": taught.status() if taught is not None else None,
         }
 
     # -- calibration
@@ -511,7 +507,7 @@ class Tower:
                 f"{cal.size[0]}x{cal.size[1]}: run 'dicetower tower calibrate' again"
             )
         t = time.perf_counter()
-        reading = self.reader.read(frame, cal.reference, cal.tray_array())
+        reading = self._tray_reader.read(frame, cal.reference, cal.tray_array())
         record.add_time("read", (time.perf_counter() - t) * 1000)
         record.add_reading(reading, self.camera.truth)
         return reading

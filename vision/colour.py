@@ -13,6 +13,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from .colour_names import COLOUR_NAMES
+
 __all__ = [
     "COLOUR_NAMES",
     "body_hsv",
@@ -23,19 +25,6 @@ __all__ = [
     "name_distances",
 ]
 
-COLOUR_NAMES = (
-    "red",
-    "orange",
-    "yellow",
-    "green",
-    "blue",
-    "purple",
-    "pink",
-    "white",
-    "grey",
-    "black",
-    "translucent",
-)
 
 #: Side of the grid the die centre is averaged down to.
 _CELL = 16

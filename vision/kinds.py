@@ -22,6 +22,7 @@ __all__ = [
     "DRAWN_KINDS",
     "KINDS",
     "LABELS",
+    "NEVER_READ",
     "NUMERAL_KINDS",
     "NUMERAL_NETWORK_KINDS",
     "DieKind",
@@ -31,6 +32,7 @@ __all__ = [
     "kind",
     "label_of",
     "readable_labels",
+    "taught_only_labels",
 ]
 
 
@@ -126,6 +128,10 @@ NUMERAL_NETWORK_KINDS: tuple[str, ...] = tuple(
 )
 #: Kinds whose face the numeral readers give, over the pip reader's.
 NUMERAL_KINDS: frozenset[str] = frozenset(k.name for k in KINDS.values() if k.reader is Reader.NUMERALS)
+#: Kinds no reader reads, taught or not, and why: a tower refuses them whatever it was taught.
+NEVER_READ: dict[str, str] = {
+    "d4": "a d4 shows its result at its corners, not on a face on top",
+}
 #: Kinds located as a whole body rather than by the pip-d6 detector.
 BODY_KINDS: frozenset[str] = frozenset(k.name for k in KINDS.values() if k.body)
 #: Kinds the renderer draws, in table order.
@@ -156,3 +162,9 @@ def faces_of(label: str) -> tuple[int, ...]:
 def readable_labels() -> tuple[str, ...]:
     """The labels of the kinds a general reader reads, in table order: what a tower may hold."""
     return tuple(dict.fromkeys(k.label for k in KINDS.values() if k.reader is not Reader.NONE))
+
+
+def taught_only_labels() -> tuple[str, ...]:
+    """The labels no general reader reads but a taught one may (d8, d12): a tower holds them once taught."""
+    general = readable_labels()
+    return tuple(label for label in LABELS if label not in general and label not in NEVER_READ)

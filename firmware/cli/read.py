@@ -12,7 +12,7 @@ import cv2
 
 from ...vision.imageio import ImageError, load_image, load_image_info
 from ...vision.reader import ReaderSpecError, import_reader, open_reader
-from ...vision.reading import Reading, ReadStatus
+from ...vision.reading import DiceReader, Reading, ReadStatus
 
 __all__ = ["format_reading", "register", "run"]
 
@@ -22,6 +22,7 @@ examples:
   dicetower read roll.jpg --reference empty-tray.jpg --annotate roll-read.png
   dicetower read roll.jpg --json
   dicetower read roll.jpg --models my-reader      # a folder written by dicetower calibrate
+  dicetower read roll.jpg --taught my-dice        # the dice a taught model knows by their own reader
 """
 
 
@@ -48,6 +49,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="also read numeral d6, d10, d10t and d20 (pip d6 only without it)",
     )
+    p.add_argument(
+        "--taught",
+        metavar="MODEL",
+        type=Path,
+        help="read the dice a taught model knows with their own reader (dicetower teach fit), "
+        "the others with the general reader",
+    )
     p.add_argument("--reader", metavar="MODULE:NAME", help=argparse.SUPPRESS)
     p.set_defaults(func=run)
 
@@ -72,6 +80,25 @@ def format_reading(reading: Reading) -> str:
     return "\n".join(lines)
 
 
+def _open_reader(args: argparse.Namespace) -> DiceReader:
+    if args.reader is not None:
+        return import_reader(args.reader)
+    if args.taught is not None:
+        from ...vision.taught.reader import open_taught_reader
+
+        return open_taught_reader(args.taught, models=args.models, numerals=args.numerals or None)
+    return open_reader(args.models, numerals=args.numerals)
+
+
+def _format_taught(model: Path, taught: list[tuple[str, float]]) -> str:
+    """Which dice the taught model read: ``taught (my-dice): 2 dice, white d6 2``."""
+    counts: dict[str, int] = {}
+    for die, _conf in taught:
+        counts[die] = counts.get(die, 0) + 1
+    read = ", ".join(f"{die} {n}" for die, n in counts.items()) or "none of its dice found"
+    return f"taught ({model}): {len(taught)} dice by their own reader; {read}; the rest by the general reader"
+
+
 def run(args: argparse.Namespace) -> int:
     if args.annotate is not None and args.annotate.suffix.lower() not in (".png", ".jpg", ".jpeg", ".bmp"):
         raise ImageError(f"{args.annotate}: --annotate needs a .png, .jpg or .bmp file name")
@@ -81,22 +108,27 @@ def run(args: argparse.Namespace) -> int:
         raise ReaderSpecError(
             "--models and --reader cannot be combined: --models sets the built-in reader's files"
         )
-    reader = (
-        import_reader(args.reader)
-        if args.reader is not None
-        else open_reader(args.models, numerals=args.numerals)
-    )
+    if args.reader is not None and args.taught is not None:
+        raise ReaderSpecError(
+            "--taught and --reader cannot be combined: --taught reads with the built-in reader"
+        )
+    reader = _open_reader(args)
     start = time.perf_counter()
     reading = reader.read(info.frame, reference)
     ms = (time.perf_counter() - start) * 1000.0
+    taught = getattr(reader, "last_taught", None)
     if args.json:
         data = reading.to_json()
         data["image"] = str(args.image)
         data["load_scale"] = info.scale
         data["read_ms"] = round(ms, 2)
+        if taught is not None:  # which dice the taught reader read, in its order
+            data["taught"] = [{"die": die, "confidence": round(c, 4)} for die, c in taught]
         print(json.dumps(data))
     else:
         print(format_reading(reading))
+        if taught is not None:
+            print(_format_taught(args.taught, taught))
     if args.annotate is not None:
         from ...vision.eval.annotate import annotate_reading
 

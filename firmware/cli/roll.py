@@ -29,6 +29,7 @@ examples:
   dicetower roll d6x4                     Rolz: four separate d6 rolls
   dicetower roll --seed 3 -- -1d6+3       an expression starting with "-" goes after "--" (options first)
   dicetower roll 4d6kh3+2 --tower sim     roll real (simulated) dice: the tower shakes, photographs, reads
+  dicetower roll 2d6 --tower config --taught my-dice   the dice my-dice knows read by their own reader
 
 notation: docs/notation.md (NdX, d%, d100, + - * /, kh kl dh dl, !, r ro, mi ma, >=N wV:W, fN, xN)
 """

@@ -23,6 +23,7 @@ examples:
   dicetower serve                                  API + overlay on http://127.0.0.1:8080 (the sim tower)
   dicetower serve --tower config                   the real tower of /etc/dicetower/config.toml
   dicetower serve --rng                            dice from the OS's secure RNG, no tower
+  dicetower serve --tower config --taught my-dice  read the dice a taught model knows by their own reader
   dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
   dicetower serve --host 0.0.0.0                   reachable from the LAN: rolling needs the printed token
   dicetower serve --teach ./teach                  also name a teach folder's groups on /teach (docs/teach.md)

@@ -52,11 +52,12 @@ examples:
   dicetower tower run                       wait for the button; roll [roll] default each press
   dicetower tower watch --tower sim         a live status line while a roll runs
   dicetower tower config --check my.toml    validate a config file
+  dicetower tower status --taught my-dice   the taught reader's dice and how sure it is lately
 """
 
 
 def add_tower_arguments(p: argparse.ArgumentParser, *, default: str | None = None) -> None:
-    """``--tower``, ``--replay``, ``--config``, ``--save`` and ``--sim-seed`` on a parser."""
+    """``--tower``, ``--replay``, ``--config``, ``--save``, ``--sim-seed`` and ``--taught`` on a parser."""
     g = p.add_argument_group("tower")
     g.add_argument(
         "--tower",
@@ -70,15 +71,22 @@ def add_tower_arguments(p: argparse.ArgumentParser, *, default: str | None = Non
         "--save", metavar="DIR", help="where each throw's photo and record go (default: state dir)"
     )
     g.add_argument("--sim-seed", type=int, metavar="N", help="seed the simulated tray's throws")
+    g.add_argument(
+        "--taught",
+        metavar="MODEL",
+        help="read the dice a taught model knows with their own reader (dicetower teach fit), "
+        "the others with the general reader; instead of the config's [reader] taught",
+    )
 
 
 def tower_config(args: argparse.Namespace) -> Config:
     """The config ``--tower`` / ``--config`` / ``--replay`` name (validated)."""
-    from ..config import DEFAULT_CONFIG, DEFAULT_PATH, ConfigError, load_config
+    from ..config import DEFAULT_PATH, ConfigError, load_config
 
     which = getattr(args, "tower", None) or "config"
     path = getattr(args, "config", None)
     replay = getattr(args, "replay", None)
+    taught = getattr(args, "taught", None)
     if replay and which != "replay":
         raise ConfigError("--replay DIR goes with --tower replay")
     if which == "config":
@@ -86,9 +94,9 @@ def tower_config(args: argparse.Namespace) -> Config:
             raise ConfigError(
                 f"no tower config at {DEFAULT_PATH}: give --config PATH, or --tower sim (the simulated tower)"
             )
-        cfg = load_config(path or DEFAULT_PATH)
+        cfg = load_config(path or DEFAULT_PATH, taught=taught)
     else:
-        cfg = load_config(path) if path else DEFAULT_CONFIG
+        cfg = load_config(path, taught=taught)
         pins = _replace(cfg.pins, factory="mock")
         if which == "sim":
             camera = _replace(cfg.camera, backend="sim")
@@ -366,9 +374,28 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
+    taught = status.pop("taught")
     for k, v in status.items():
         print(f"{k:>17}: {v}")
+    if taught is None:
+        print(f"{'taught':>17}: none (the general reader reads every die)")
+        return 0
+    drift = taught["drift"]
+    print(f"{'taught':>17}: {taught['model']} ({', '.join(taught['dice'])})")
+    if taught["general"]:
+        print(f"{'general reader':>17}: {', '.join(taught['general'])}")
+    if drift["recent"]:
+        print(
+            f"{'read surely':>17}: {drift['sure']} of the last {drift['recent']} taught dice"
+            f" (held back when taught: {_percent(drift['held_back_right_rate'])} right)"
+        )
+    if taught["drifting"]:
+        print(f"{'drifting':>17}: {taught['message']}")
     return 0
+
+
+def _percent(share: float | None) -> str:
+    return "-" if share is None else f"{100 * share:.0f} %"
 
 
 def _roll_expression(tower: Tower, expr: str, save: str | None) -> tuple[str, list[ThrowRecord]]:
@@ -471,6 +498,8 @@ def _config(args: argparse.Namespace) -> int:
     if args.check:
         cfg = load_config(args.check)
         what = f"{cfg.camera.backend} camera, {cfg.pins.factory} pins, dice: {cfg.dice.describe()}"
+        if cfg.reader.taught:
+            what += f", taught: {cfg.reader.taught}"
         print(f"{args.check}: ok ({what})")
         return 0
     path = args.config or (DEFAULT_PATH if DEFAULT_PATH.is_file() else None)
@@ -495,7 +524,7 @@ def _to_toml(cfg: Config) -> str:
         return f"{v:g}" if isinstance(v, float) else str(v)
 
     out = []
-    for name in ("pins", "shaker", "camera", "sim", "cycle", "roll", "calibration"):
+    for name in ("pins", "shaker", "camera", "sim", "cycle", "roll", "calibration", "reader"):
         section = getattr(cfg, name)
         out.append(f"[{name}]")
         out += [f"{f.name} = {value(getattr(section, f.name))}" for f in fields(section)]

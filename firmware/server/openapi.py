@@ -175,7 +175,10 @@ def openapi_schema() -> dict[str, Any]:
             },
             "/api/tower": {
                 "get": {
-                    "summary": "the dice supply's status (roller), the queue and each request's place",
+                    "summary": (
+                        "the dice supply's status (roller; roller.taught: the taught reader and its drift),"
+                        " the queue and each request's place"
+                    ),
                     "responses": {"200": _json({})},
                 }
             },

@@ -213,7 +213,7 @@ class TowerSupply(DiceSupply):
         """The tower ``config`` describes; the reader for its dice is built here, not at the first roll."""
         from ..tower import open_tower, reader_for_tray
 
-        reader = reader_for_tray(config.dice.dice, config.camera.tray_colour)
+        reader = reader_for_tray(config.dice.dice, config.camera.tray_colour, config.reader.taught)
         return cls(open_tower(config, reader=reader))
 
     def source(self, hooks: ThrowHooks) -> DiceSource:

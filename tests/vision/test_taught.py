@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import cv2
@@ -114,7 +115,7 @@ def _sim_folder(folder: Path, rolls: int, seed: int, dice: list[tuple[str, str]]
     rng = np.random.default_rng(seed)
     phys: list[tuple[DieLook, tuple[int, ...]]] = []
     for kind, colour in dice:
-        look = random_look(np.random.default_rng(hash((kind, colour)) % 2**31), colour, "solid")
+        look = random_look(np.random.default_rng(zlib.crc32(f"{kind} {colour}".encode())), colour, "solid")
         phys.append((look, tuple(int(v) for v in face_values(kind, np.random.default_rng(len(phys))))))
     (folder / "images").mkdir(parents=True)
     with open(folder / "manifest.jsonl", "w", encoding="utf-8") as fh:

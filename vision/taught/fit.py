@@ -23,7 +23,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -256,7 +257,35 @@ def fit_model(
     log: Callable[[str], None] = lambda _msg: None,
     command: str = "",
 ) -> FitResult:
-    """Fit a taught model on ``folder``'s named dice and write it to ``out`` (see module docstring)."""
+    """Fit a taught model on ``folder``'s named dice and write it to ``out`` (see module docstring).
+
+    The linear algebra runs on one BLAS thread: a threaded BLAS sums in an order that changes from
+    run to run, and a die's threshold (just above its surest wrong held-back answer) can follow the
+    last digit; one thread gives the same model from the same folder on every run, and on a
+    two-core machine it is faster too (the network's own threads are busy beside it).
+    """
+    with _one_blas_thread():
+        return _fit_model(folder, out, options, log, command)
+
+
+@contextmanager
+def _one_blas_thread() -> Iterator[None]:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # without it the fit runs, with the BLAS's own threads
+        yield
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        yield
+
+
+def _fit_model(
+    folder: str | Path,
+    out: str | Path,
+    options: FitOptions | None,
+    log: Callable[[str], None],
+    command: str,
+) -> FitResult:
     opts = options or FitOptions()
     t0 = time.perf_counter()
     teaching = read_teaching_set(folder)

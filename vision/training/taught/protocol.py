@@ -76,11 +76,11 @@ class Unit:
     seen_faces_only: bool = False
 
 
-def _capture_key(dataset: str, relpath: str) -> tuple[str, int]:
-    """(run, position) of a photo in capture order."""
+def _capture_key(dataset: str, relpath: str) -> tuple[str, int | str]:
+    """(run, position) of a photo in capture order (positions compare within a dataset)."""
     name = relpath.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if dataset.startswith("tomitomi"):
-        i = int(name)
+    if dataset.startswith("tomitomi"):  # 00000 .. 00199, then 00200_00000 .. : 200 a face
+        i = int(name.split("_")[0])
         return (str(i // 200), i % 200)
     if dataset.startswith("matteop65"):
         m = re.match(r"([a-z]+)_(\d+)", name)
@@ -94,7 +94,7 @@ def _capture_key(dataset: str, relpath: str) -> tuple[str, int]:
     if dataset.startswith("rsandrini"):
         m = re.search(r"(\d+)$", name)
         return (background_of(relpath), int(m.group(1)) if m else 0)
-    return ("", 0)
+    return ("", name)  # byler-d6: file names are capture timestamps
 
 
 def _cut(
