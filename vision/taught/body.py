@@ -19,7 +19,16 @@ import numpy as np
 
 from ..colour import body_hsv_batch
 
-__all__ = ["KIND_PENALTY", "MAX_DELTA_E", "SIZE_WEIGHT", "Body", "body_distance", "hsv_to_lab", "learn_body"]
+__all__ = [
+    "KIND_PENALTY",
+    "MAX_DELTA_E",
+    "SIZE_WEIGHT",
+    "Body",
+    "body_distance",
+    "colour_distance",
+    "hsv_to_lab",
+    "learn_body",
+]
 
 #: A located die farther than this (CIE76 delta E) from every taught body is no taught die.
 MAX_DELTA_E = 30.0
@@ -71,8 +80,13 @@ def learn_body(crops: Sequence[np.ndarray], sides: Sequence[float]) -> Body:
     return Body((float(median[0]), float(median[1]), float(median[2])), spread, side)
 
 
+def colour_distance(body: Body, hsv: Sequence[int]) -> float:
+    """CIE76 delta E between ``body``'s colour and a located die's (OpenCV HSV)."""
+    return float(np.sqrt(((hsv_to_lab(hsv) - np.array(body.lab)) ** 2).sum()))
+
+
 def body_distance(body: Body, hsv: Sequence[int], side: float, same_kind: bool) -> float:
     """How unlike ``body`` a located die is: colour difference, plus size and kind mismatch."""
-    delta_e = float(np.sqrt(((hsv_to_lab(hsv) - np.array(body.lab)) ** 2).sum()))
+    delta_e = colour_distance(body, hsv)
     size = SIZE_WEIGHT * abs(np.log2(side / body.side)) if body.side > 0 and side > 0 else 0.0
     return delta_e + size + (0.0 if same_kind else KIND_PENALTY)

@@ -3,13 +3,13 @@
 For each taught die (:mod:`.teaching`), in the order its photos were rolled:
 
 1. the latest :data:`HOLD_BACK` of its photos are held back; the rest are *fitted*;
-2. each fitted crop is read by the general network of the die's kind (:mod:`.features`) at
-   every :data:`TURN_STEP` degrees, and a head over the die's faces is fitted on those features
-   (:mod:`.head`), pulled toward the general network's own answer by each of
-   :data:`STRENGTHS`;
-3. each head reads the held-back crops; the strength that reads most of them right with none
-   wrong is kept, and the die's threshold is set just above the surest wrong answer there
-   (never below :data:`MIN_THRESHOLD`);
+2. each fitted crop is read by each general network the die's kind may use (:mod:`.features`),
+   turned every way it may land (:mod:`.samples`), and a head over the die's faces is fitted
+   on those features (:mod:`.head`), pulled toward the general network's own answer by each
+   of :data:`STRENGTHS`;
+3. each head reads the held-back crops as reading will; the network and strength that read
+   most of them right with none wrong are kept, and the die's threshold is set just above the
+   surest wrong answer there (never below :data:`MIN_THRESHOLD`);
 4. the held-back right, wrong and unreadable counts, their 95 % intervals and the per-face
    reject rates go into the card.
 
@@ -32,15 +32,15 @@ from typing import Any
 import numpy as np
 
 from ..eval.intervals import binomial_bounds, binomial_upper
-from ..faces.pips import crop_die
 from ..imageio import ImageError, load_image_info
-from ..kinds import Reader
 from .body import learn_body
-from .features import Backbone, TaughtModelError, backbone_for
+from .features import NETWORKS, Backbone, Network, TaughtModelError, networks_for
 from .head import Head, fit_head
 from .model import CARD, SCHEMA, TaughtDieCard, network_file
 from .onnxfile import write_taught_network
-from .teaching import Example, TaughtDie, TeachingSet, hold_back_split, read_teaching_set
+from .samples import Sample, SampleCache
+from .teaching import TaughtDie, TeachingSet, hold_back_split, read_teaching_set
+from .telling import IDENTITY_NETWORK, fit_telling
 from .tray import derive_tray
 
 __all__ = [
@@ -49,7 +49,6 @@ __all__ = [
     "MIN_PER_FACE",
     "MIN_THRESHOLD",
     "STRENGTHS",
-    "TURN_STEP",
     "FitError",
     "FitOptions",
     "FitResult",
@@ -62,12 +61,10 @@ HOLD_BACK = 0.3
 MIN_PER_FACE = 8
 #: The most the held-back wrong rate may be (one-sided 95 % upper bound) for a model to be written.
 MAX_WRONG = 0.01
-#: Degrees between the turns each fitted crop is read at.
-TURN_STEP = 30
 #: The pulls toward the general answer tried; the held-back crops choose one per die.
 STRENGTHS = (1e-3, 1e-2, 1e-1, 1.0)
 #: No threshold is set below this.
-MIN_THRESHOLD = 0.5
+MIN_THRESHOLD = 0.9
 #: Above the surest wrong held-back answer by this much.
 THRESHOLD_MARGIN = 0.01
 
@@ -97,44 +94,6 @@ class FitResult:
     card: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
-
-
-@dataclass
-class _Crops:
-    """One side of a die's examples as crops: the crops, their faces, box sides and lines."""
-
-    crops: list[np.ndarray]
-    faces: np.ndarray
-    sides: list[float]
-    lines: list[int]
-
-
-def _crops(examples: list[Example], side: int, photos: dict[Path, Any]) -> _Crops:
-    crops: list[np.ndarray] = []
-    faces: list[int] = []
-    sides: list[float] = []
-    lines: list[int] = []
-    for e in examples:
-        loaded = photos.get(e.image)
-        if loaded is None:
-            continue
-        frame, scale = loaded
-        h, w = frame.shape[:2]
-        box = (0.0, 0.0, float(w), float(h)) if e.box is None else tuple(v * scale for v in e.box)
-        crops.append(crop_die(frame, box, size=side))  # type: ignore[arg-type]
-        faces.append(e.face)
-        sides.append(max(box[2], box[3]) / max(scale, 1e-6))
-        lines.append(e.line)
-    return _Crops(crops, np.array(faces, np.int64), sides, lines)
-
-
-def _turned(crops: list[np.ndarray], side: int) -> list[np.ndarray]:
-    box = (0.0, 0.0, float(side), float(side))
-    out = []
-    for c in crops:
-        for a in range(0, 360, TURN_STEP):
-            out.append(crop_die(c, box, size=side, angle=float(a)) if a else c)
-    return out
 
 
 def _load_photos(teaching: TeachingSet, log: Callable[[str], None]) -> dict[Path, Any]:
@@ -194,46 +153,58 @@ def _figures(
 @dataclass
 class _Fitted:
     die: TaughtDie
-    reader: Reader
+    network: Network
     head: Head
     threshold: float
     strength: float
     figures: dict[str, Any]
     body: Any
-    fitted: int
+
+
+def _held_back_right(head: Head, held: Sample) -> tuple[int, float]:
+    """Held-back dice read right at the threshold the held-back crops set, and that threshold."""
+    p = head.probabilities(held.features)
+    pred = np.array(head.faces)[p.argmax(axis=1)]
+    conf = p.max(axis=1)
+    thr = _choose_threshold(conf, pred == held.labels)
+    return int(((conf >= thr) & (pred == held.labels)).sum()), thr
 
 
 def _fit_die(
-    die: TaughtDie, faces: tuple[int, ...], net: Backbone, photos: dict[Path, Any], opts: FitOptions
+    die: TaughtDie,
+    faces: tuple[int, ...],
+    samples: SampleCache,
+    opts: FitOptions,
 ) -> _Fitted:
-    fitted_ex, held_ex = hold_back_split(die.examples, opts.hold_back)
-    side = net.spec.side
-    fit = _crops(fitted_ex, side, photos)
-    held = _crops(held_ex, side, photos)
-    if len(fit.crops) == 0 or len(held.crops) == 0:
-        raise FitError(f"teach more rolls of the {die.id}: too few photos to fit and to hold back")
-    turns = len(range(0, 360, TURN_STEP))
-    x = net.features(_turned(fit.crops, side))
-    y = np.repeat(fit.faces, turns)
-    held_x = net.features(held.crops)
-    prior = net.prior(die.kind, faces)
-    best: tuple[int, float, Head, float] | None = None
-    for strength in STRENGTHS:
-        head = fit_head(x, y, faces, prior, strength=strength)
-        p = head.probabilities(held_x)
-        pred = np.array(faces)[p.argmax(axis=1)]
-        conf = p.max(axis=1)
-        thr = _choose_threshold(conf, pred == held.faces)
-        right = int(((conf >= thr) & (pred == held.faces)).sum())
-        if best is None or right >= best[0]:  # ties go to the stronger pull (nearer the general answer)
-            best = (right, strength, head, thr)
-    assert best is not None
-    _right, strength, head, thr = best
-    p = head.probabilities(held_x)
-    figures = _figures(faces, held.faces, np.array(faces)[p.argmax(axis=1)], p.max(axis=1), thr)
-    figures["fitted_crops"] = len(fit.crops)
-    body = learn_body(fit.crops + held.crops, fit.sides + held.sides)
-    return _Fitted(die, net.spec.reader, head, thr, strength, figures, body, len(fit.crops))
+    """The die's best head: every network of its kind, every strength, judged on the held-back rolls."""
+    fitted_ex, _held_ex = hold_back_split(die.examples, opts.hold_back)
+    best: tuple[int, Network, float, Head, float, Sample] | None = None
+    body_source: Sample | None = None
+    for network in networks_for(die.kind):
+        net = samples.nets[network]
+        fit, held = (
+            samples.get(die, faces, network, fitted=True),
+            samples.get(die, faces, network, fitted=False),
+        )
+        if fit.examples == 0 or held.examples == 0:
+            raise FitError(f"teach more rolls of the {die.id}: too few photos to fit and to hold back")
+        prior = net.prior(die.kind, faces)
+        for strength in STRENGTHS:
+            head = fit_head(fit.features, fit.labels, faces, prior, strength=strength)
+            right, thr = _held_back_right(head, held)
+            # ties go to the earlier network and the stronger pull (nearer the general answer)
+            if best is None or right > best[0] or (right == best[0] and network is best[1]):
+                best = (right, network, strength, head, thr, held)
+        body_source = body_source or Sample(
+            fit.features, fit.labels, fit.crops + held.crops, fit.sides + held.sides, 0
+        )
+    assert best is not None and body_source is not None
+    _right, network, strength, head, thr, held = best
+    p = head.probabilities(held.features)
+    figures = _figures(faces, held.labels, np.array(faces)[p.argmax(axis=1)], p.max(axis=1), thr)
+    figures["fitted_photos"] = len({e.line for e in fitted_ex})
+    body = learn_body(body_source.crops, body_source.sides)
+    return _Fitted(die, network, head, thr, strength, figures, body)
 
 
 def _check_counts(die: TaughtDie, faces: tuple[int, ...], opts: FitOptions) -> None:
@@ -309,13 +280,18 @@ def _fit_model(
             _check_counts(die, faces, opts)
         die_faces[die.id] = faces
     photos = _load_photos(teaching, log)
-    nets: dict[str, Backbone] = {}
+    wanted = {n for die in teaching.dice for n in networks_for(die.kind)}
+    if len(teaching.dice) > 1:
+        wanted.add(IDENTITY_NETWORK)
+    nets = {n: Backbone(NETWORKS[n]) for n in wanted}
+    samples = SampleCache(nets, photos, opts.hold_back)
     fitted: list[_Fitted] = []
     for die in teaching.dice:
-        spec = backbone_for(die.kind)
-        net = nets.setdefault(spec.model, Backbone(spec))
         log(f"fitting the {die.id} ({len(die.examples)} crops)")
-        fitted.append(_fit_die(die, die_faces[die.id], net, photos, opts))
+        fitted.append(_fit_die(die, die_faces[die.id], samples, opts))
+    telling = fit_telling(teaching.dice, die_faces, samples) if len(teaching.dice) > 1 else None
+    if telling is not None:
+        log(f"telling the dice apart: {telling.figures['right']} of {telling.figures['dice']} held-back dice")
     dice_held = sum(f.figures["dice"] for f in fitted)
     wrong_held = sum(f.figures["wrong"] for f in fitted)
     right_held = sum(f.figures["right"] for f in fitted)
@@ -328,11 +304,12 @@ def _fit_model(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     cards: list[TaughtDieCard] = []
-    for reader in (Reader.PIPS, Reader.NUMERALS):
-        mine = [f for f in fitted if f.reader is reader]
+    for network in Network:
+        mine = [f for f in fitted if f.network is network]
         if not mine:
             continue
-        row = 0
+        net = nets[network]
+        row = len(net.bias)  # the general rows come first: reading a glyph die turns on them
         for f in mine:
             n = len(f.head.faces)
             cards.append(
@@ -340,7 +317,7 @@ def _fit_model(
                     f.die.id,
                     f.die.kind,
                     f.die.colour,
-                    reader,
+                    network,
                     f.head.faces,
                     (row, row + n),
                     f.threshold,
@@ -349,10 +326,19 @@ def _fit_model(
                 )
             )
             row += n
-        net = next(n for n in nets.values() if n.spec.reader is reader)
-        weights = np.vstack([f.head.weights for f in mine])
-        bias = np.concatenate([f.head.bias for f in mine])
-        write_taught_network(net.path, out / network_file(reader), weights, bias)
+        heads = [f.head for f in mine]
+        if telling is not None and network is IDENTITY_NETWORK:
+            telling.rows = (row, row + len(telling.ids))
+            heads.append(telling.head)
+        weights = np.vstack([net.weights, *(h.weights for h in heads)])
+        bias = np.concatenate([net.bias, *(h.bias for h in heads)])
+        write_taught_network(net.path, out / network_file(network), weights, bias)
+    if telling is not None and telling.rows == (0, 0):  # no die is read by its network: a file of its own
+        net = nets[IDENTITY_NETWORK]
+        telling.rows = (len(net.bias), len(net.bias) + len(telling.ids))
+        weights = np.vstack([net.weights, telling.head.weights])
+        bias = np.concatenate([net.bias, telling.head.bias])
+        write_taught_network(net.path, out / network_file(IDENTITY_NETWORK), weights, bias)
     tray_note = derive_tray(teaching, out / "tray.png", opts.tray)
     notes.append(tray_note)
     log(tray_note)
@@ -375,12 +361,12 @@ def _fit_model(
             "wrong_upper": round(wrong_upper, 4),
         },
         "networks": {
-            spec.reader.value: {"model": spec.model, "sha256": _sha256(net.path)}
-            for spec, net in ((n.spec, n) for n in nets.values())
+            n.value: {"model": net.spec.model, "sha256": _sha256(net.path)} for n, net in nets.items()
         },
         "fit_seconds": round(seconds, 1),
         "notes": notes,
         "dice": [c.to_json() for c in cards],
+        "telling": None if telling is None else telling.to_json(),
     }
     tmp = out / f".{CARD}.tmp"
     tmp.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")

@@ -24,12 +24,13 @@ import cv2
 import numpy as np
 
 from ..dnn import load_onnx
-from ..faces.pips import crop_die
-from ..kinds import KINDS, Reader, label_of
+from ..faces.glyphs import TEXTS
+from ..kinds import KINDS, label_of
 from ..reading import UnreadableReason
 from .body import Body
-from .features import BACKBONES, TaughtModelError, blob_for
+from .features import Network, TaughtModelError, blob_for, network_crops, upright_turns
 from .head import softmax
+from .samples import read_turns
 
 __all__ = ["CARD", "MAX_CARD_BYTES", "SCHEMA", "TaughtDieCard", "TaughtModel", "TaughtRead", "network_file"]
 
@@ -41,9 +42,9 @@ MAX_CARD_BYTES = 4_000_000
 MAX_DICE = 64
 
 
-def network_file(reader: Reader) -> str:
-    """The file name of a reader kind's taught network."""
-    return f"{reader.value}.onnx"
+def network_file(network: Network) -> str:
+    """The file name of a taught network: the general network with the taught heads below its rows."""
+    return f"{network.value}.onnx"
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,9 @@ class TaughtDieCard:
     id: str
     kind: str  #: the label kind (``d6``, ``d10``, ``d10t``, ``d20``, ``d8``, ``d12``)
     colour: str
-    reader: Reader  #: which taught network reads it
+    network: Network  #: which taught network reads it
     faces: tuple[int, ...]  #: the faces its head answers, in row order
-    rows: tuple[int, int]  #: its rows of that network's output, ``[start, end)``
+    rows: tuple[int, int]  #: its rows of that network's output, ``[start, end)`` (after the general rows)
     threshold: float
     body: Body
     figures: dict[str, Any]
@@ -65,7 +66,7 @@ class TaughtDieCard:
             "id": self.id,
             "kind": self.kind,
             "colour": self.colour,
-            "reader": self.reader.value,
+            "network": self.network.value,
             "faces": list(self.faces),
             "rows": list(self.rows),
             "threshold": round(self.threshold, 4),
@@ -84,7 +85,7 @@ class TaughtDieCard:
                 str(obj["id"]),
                 kind,
                 str(obj.get("colour", "")),
-                Reader(obj["reader"]),
+                Network(obj["network"]),
                 faces,
                 rows,
                 threshold,
@@ -101,6 +102,20 @@ class TaughtDieCard:
         if not 0.0 <= threshold <= 1.0:
             raise TaughtModelError(f"{where}: {card.id}: threshold {threshold} is not a probability")
         return card
+
+
+def _telling(obj: Any, dice: tuple[TaughtDieCard, ...], where: str) -> tuple[int, int, list[int]] | None:
+    """The telling head's rows and, for each taught die in card order, its column; None for none."""
+    if obj is None:
+        return None
+    try:
+        start, end = int(obj["rows"][0]), int(obj["rows"][1])
+        ids = [str(i) for i in obj["dice"]]
+    except (KeyError, TypeError, ValueError, IndexError) as exc:
+        raise TaughtModelError(f"{where}: the telling head is malformed ({exc})") from None
+    if end - start != len(ids) or sorted(ids) != sorted(d.id for d in dice):
+        raise TaughtModelError(f"{where}: the telling head does not list the taught dice")
+    return start, end, [ids.index(d.id) for d in dice]
 
 
 @dataclass(frozen=True)
@@ -142,13 +157,20 @@ class TaughtModel:
             raise TaughtModelError(f"{path}: 'dice' must list 1 to {MAX_DICE} taught dice")
         self.card: dict[str, Any] = card
         self.dice: tuple[TaughtDieCard, ...] = tuple(TaughtDieCard.from_json(d, str(path)) for d in raw)
-        self._nets: dict[Reader, Any] = {}
-        for reader in {d.reader for d in self.dice}:
-            net_path = self.folder / network_file(reader)
+        self.telling = _telling(card.get("telling"), self.dice, str(path))
+        counts = (card.get("telling") or {}).get("counts", {})
+        #: how many dice of each taught id one throw may hold (no bound for a model of one die)
+        self.counts: dict[str, int] = {
+            d.id: int(counts.get(d.id, 1)) if self.telling else MAX_DICE for d in self.dice
+        }
+        self._nets: dict[Network, Any] = {}
+        networks = {d.network for d in self.dice} | ({Network.NUMERALS} if self.telling else set())
+        for network in networks:
+            net_path = self.folder / network_file(network)
             if not net_path.is_file():
-                raise TaughtModelError(f"{self.folder}: {network_file(reader)} is missing")
+                raise TaughtModelError(f"{self.folder}: {network_file(network)} is missing")
             try:
-                self._nets[reader] = load_onnx(net_path)
+                self._nets[network] = load_onnx(net_path)
             except cv2.error as exc:
                 raise TaughtModelError(f"{net_path}: cannot be read ({exc})") from None
         tray = self.folder / "tray.png"
@@ -165,27 +187,59 @@ class TaughtModel:
         """The label kinds taught (``d6``, ``d20`` ...)."""
         return {label_of(d.kind) for d in self.dice}
 
-    def probabilities(self, die: TaughtDieCard, crops: list[np.ndarray]) -> np.ndarray:
-        """``(N, len(die.faces))`` probabilities of ``crops`` (each the network's side, BGR)."""
-        if not crops:
-            return np.zeros((0, len(die.faces)), np.float32)
-        net = self._nets[die.reader]
+    def _logits(self, network: Network, crops: list[np.ndarray]) -> np.ndarray:
+        """Every row of ``network``'s taught output (general rows, then the heads) for ``crops``."""
+        net = self._nets[network]
         out = []
         for start in range(0, len(crops), 64):
             part = crops[start : start + 64]
-            net.setInput(blob_for(die.reader, part))
-            logits = np.asarray(net.forward(), np.float32).reshape(len(part), -1)
-            out.append(softmax(logits[:, die.rows[0] : die.rows[1]]))
+            net.setInput(blob_for(network, part))
+            out.append(np.asarray(net.forward(), np.float32).reshape(len(part), -1))
         return np.vstack(out)
+
+    def probabilities(
+        self, die: TaughtDieCard, frame: np.ndarray, box: tuple[float, float, float, float]
+    ) -> np.ndarray:
+        """The die's face probabilities at ``box`` in ``frame``, read as it was taught (:mod:`.samples`).
+
+        A glyph die's middle is read at :func:`~.samples.read_turns`; the turn at which the
+        general rows are surest of one of the kind's numerals is the one its head answers at.
+        """
+        if die.network is not Network.GLYPHS:
+            logits = self._logits(die.network, network_crops(die.network, frame, box, [0.0]))
+            return softmax(logits[:, die.rows[0] : die.rows[1]])[0]
+        logits = self._logits(die.network, network_crops(die.network, frame, box, read_turns()))
+        general = softmax(logits[:, : self._general_rows(die.network)])
+        columns = self._glyph_columns(die)
+        k = upright_turns(general, columns) if columns else 0
+        return softmax(logits[k : k + 1, die.rows[0] : die.rows[1]])[0]
+
+    def identities(self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
+        """``(N, dice)`` probabilities that the die at each box is each taught die (``self.dice``'s order).
+
+        A model of one die has no telling head: every box is that die as far as this says.
+        """
+        if self.telling is None or not boxes:
+            return np.ones((len(boxes), len(self.dice)), np.float32)
+        crops = [c for b in boxes for c in network_crops(Network.NUMERALS, frame, b, [0.0])]
+        start, end, order = self.telling
+        p = softmax(self._logits(Network.NUMERALS, crops)[:, start:end])
+        return p[:, order]
+
+    def _general_rows(self, network: Network) -> int:
+        return len(TEXTS) + 1 if network is Network.GLYPHS else 0
+
+    def _glyph_columns(self, die: TaughtDieCard) -> list[int]:
+        texts = [KINDS[die.kind].text(f) if die.kind in KINDS else str(f) for f in die.faces]
+        return [1 + TEXTS.index(t) for t in texts if t in TEXTS]
 
     def read(
         self, die: TaughtDieCard, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]
     ) -> list[TaughtRead]:
         """Read ``die`` at each of ``boxes`` in ``frame`` (BGR)."""
-        side = BACKBONES[die.reader].side
-        probs = self.probabilities(die, [crop_die(frame, b, size=side) for b in boxes])
         reads = []
-        for p in probs:
+        for box in boxes:
+            p = self.probabilities(die, frame, box)
             k = int(np.argmax(p))
             conf = float(p[k])
             if conf >= die.threshold:

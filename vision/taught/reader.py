@@ -18,14 +18,19 @@ from pathlib import Path
 
 import numpy as np
 
+from ..identity import assign
 from ..kinds import label_of
 from ..reader import FrameReader, open_reader
 from ..reading import DieReading, Reading, ReadStatus, UnreadableReason
-from .body import MAX_DELTA_E, body_distance
+from .body import MAX_DELTA_E, body_distance, colour_distance
 from .model import TaughtDieCard, TaughtModel
 
-__all__ = ["REREAD", "TaughtFrameReader", "open_taught_reader"]
+__all__ = ["FORBIDDEN", "REREAD", "TELL_WEIGHT", "TaughtFrameReader", "open_taught_reader"]
 
+#: Delta E of cost per nat of the telling head's doubt that a die is a taught die.
+TELL_WEIGHT = 10.0
+#: The cost of a pairing the colours forbid (above any allowed one).
+FORBIDDEN = 1e9
 #: General readings a taught die reads again: read, or unsure of the face or kind.
 REREAD = frozenset({None, UnreadableReason.LOW_CONFIDENCE, UnreadableReason.KIND_UNSURE})
 
@@ -43,17 +48,36 @@ class TaughtFrameReader:
         self.general = general
         self.last_taught: list[tuple[str, float]] = []
 
-    def match(self, die: DieReading) -> TaughtDieCard | None:
-        """The taught die ``die`` is, or None when no taught body is near enough."""
-        side = max(die.box[2], die.box[3])
-        best, best_cost = None, MAX_DELTA_E
-        for taught in self.model.dice:
+    def match(self, frame: np.ndarray, dice: list[DieReading]) -> list[TaughtDieCard | None]:
+        """The taught die each of ``dice`` is, or None: the pairing at least total cost.
+
+        A pairing's cost is the body's unlikeness (:func:`~.body.body_distance`: colour, size, the
+        general reader's kind) plus :data:`TELL_WEIGHT` per nat of the telling head's doubt
+        (:mod:`.telling`); a die farther than :data:`~.body.MAX_DELTA_E` in colour from a taught
+        body cannot be it. Each taught die takes at most as many dice as a throw held of it.
+        """
+        if not dice:
+            return []
+        told = self.model.identities(frame, [d.box for d in dice])
+        slots = [
+            j for j, t in enumerate(self.model.dice) for _ in range(min(self.model.counts[t.id], len(dice)))
+        ]
+        cost = np.full((len(dice), len(slots)), FORBIDDEN)
+        for r, d in enumerate(dice):
+            side = max(d.box[2], d.box[3])
             # a kind the general reader is unsure of is no evidence against a taught die
-            same = label_of(die.kind) == taught.kind or die.reason is UnreadableReason.KIND_UNSURE
-            cost = body_distance(taught.body, die.hsv, side, same)
-            if cost <= best_cost:
-                best, best_cost = taught, cost
-        return best
+            for c, j in enumerate(slots):
+                taught = self.model.dice[j]
+                if colour_distance(taught.body, d.hsv) > MAX_DELTA_E:
+                    continue
+                same = label_of(d.kind) == taught.kind or d.reason is UnreadableReason.KIND_UNSURE
+                doubt = -np.log(max(float(told[r, j]), 1e-6))
+                cost[r, c] = body_distance(taught.body, d.hsv, side, same) + TELL_WEIGHT * doubt
+        out: list[TaughtDieCard | None] = [None] * len(dice)
+        for r, c in assign(cost):
+            if cost[r, c] < FORBIDDEN:
+                out[r] = self.model.dice[slots[c]]
+        return out
 
     def read(
         self, frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
@@ -66,10 +90,8 @@ class TaughtFrameReader:
         dice = list(reading.dice)
         wanted: dict[str, list[int]] = {}
         cards: dict[str, TaughtDieCard] = {}
-        for i, d in enumerate(dice):
-            if d.reason not in REREAD:
-                continue
-            taught = self.match(d)
+        open_dice = [i for i, d in enumerate(dice) if d.reason in REREAD]
+        for i, taught in zip(open_dice, self.match(frame, [dice[i] for i in open_dice]), strict=True):
             if taught is not None:
                 wanted.setdefault(taught.id, []).append(i)
                 cards[taught.id] = taught
