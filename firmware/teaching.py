@@ -8,8 +8,9 @@ loaded kind and colour:
 
 - the count is the cycle's (:func:`~.matching.count_problem`): no dice fails, a missing or extra
   die is thrown again;
-- a die that lies on another, leans, is blurred or cut by the frame edge shows no one face up,
-  so its crop would teach nothing: it is tapped and thrown again as in the cycle;
+- a die that lies on another, leans, is blurred or cut by the frame edge
+  (:data:`~dicetower.vision.reading.NOT_FLAT`) shows no one face up, so its crop would teach
+  nothing: it is tapped and thrown again as in the cycle;
 - each die is paired with one loaded die (:func:`~dicetower.vision.identity.identify_loaded`):
   kind where the reader is sure of it, colour always. Dice of one kind and colour are one die to
   teaching, so which of them is which never matters. A reading whose dice cannot all be paired
@@ -22,29 +23,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import cv2
 import numpy as np
 
-from ..vision.faces.pips import crop_die
 from ..vision.identity import identify_loaded
-from ..vision.reading import Reading, UnreadableReason
+from ..vision.reading import NOT_FLAT, Reading
 from .config import TrayDie
 from .matching import count_problem
 from .records import FailureReason, TeachDie
 
-__all__ = ["CROP_SIDE", "NOT_FLAT", "teach_crop", "teach_dice", "teaching_check"]
-
-#: Side (px) of a teaching crop: larger than any general network reads, so each can scale it down.
-CROP_SIDE = 128
-#: Why a die's crop shows no one face up (or not cleanly): such a die is tapped or thrown again.
-NOT_FLAT: frozenset[UnreadableReason] = frozenset(
-    {
-        UnreadableReason.COCKED,
-        UnreadableReason.TOUCHING,
-        UnreadableReason.BLURRED,
-        UnreadableReason.CUT_OFF,
-    }
-)
+__all__ = ["teach_dice", "teaching_check"]
 
 
 def teaching_check(
@@ -70,20 +57,13 @@ def teaching_check(
     return None, [i for i in loaded if i is not None]
 
 
-def teach_crop(frame: np.ndarray, box: Sequence[float]) -> bytes:
-    """The die's crop (:func:`~dicetower.vision.faces.pips.crop_die`, the reader's margin) as PNG."""
-    crop = crop_die(frame, tuple(float(v) for v in box), size=CROP_SIDE)  # type: ignore[arg-type]
-    ok, data = cv2.imencode(".png", crop)
-    if not ok:  # pragma: no cover - a 128 px BGR crop always encodes
-        raise ValueError("cannot encode a die's crop as PNG")
-    return data.tobytes()
-
-
 def teach_dice(frame: np.ndarray, reading: Reading | None, loaded: Sequence[TrayDie]) -> list[TeachDie]:
     """Each die of ``reading`` as its loaded die (``loaded[i]`` is ``reading.dice[i]``'s) and crop."""
+    from ..vision.taught.folder import crop_png  # the teach folder's crop, loaded when teaching
+
     if reading is None:
         return []
     return [
-        TeachDie(die.kind, die.colour, teach_crop(frame, read.box))
+        TeachDie(die.kind, die.colour, crop_png(frame, read.box))
         for read, die in zip(reading.dice, loaded, strict=True)
     ]
