@@ -214,9 +214,10 @@ def _group_and_report(
     folder: Path, *, force: bool, sheets: bool, min_per_face: int, collecting: bool
 ) -> None:
     from ...vision.taught.coverage import die_coverage
-    from ...vision.taught.grouped import TEACH, group_folder, has_names
+    from ...vision.taught.grouped import group_folder, has_names
+    from ...vision.taught.naming import TEACH_FILE as TEACH
 
-    if collecting and has_names(folder / TEACH):
+    if collecting and has_names(folder):
         print(
             f"{folder / TEACH}: holds names, so it is not grouped again; "
             f"'dicetower teach group {folder} --force' groups every crop anew (the names are lost)"
@@ -252,9 +253,11 @@ def _loaded_from(config_path: str | None) -> tuple[Any, list[tuple[str, str]] | 
 
 def run_group(args: argparse.Namespace) -> int:
     from ...vision.manifest import read_manifest
-    from ...vision.taught.convert import convert_folder, is_teach_folder
+    from ...vision.taught.convert import convert_folder, finish_cut_off, is_teach_folder
 
     folder = Path(args.folder)
+    if folder.is_dir():
+        finish_cut_off(folder)  # a conversion in place cut off between its renames
     if not (folder / "manifest.jsonl").is_file():
         raise FileNotFoundError(
             f"{folder}: no manifest.jsonl (a teach folder, or a folder dicetower record wrote)"

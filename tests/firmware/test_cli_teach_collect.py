@@ -23,6 +23,7 @@ from dicetower.vision.kinds import faces_of
 from dicetower.vision.manifest import read_manifest
 from dicetower.vision.taught import folder as folder_module
 from dicetower.vision.taught.group import MAX_CROPS
+from dicetower.vision.taught.naming import load_teach
 
 TRAY = """\
 [dice]
@@ -91,7 +92,20 @@ def collected(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
     """30 rolls of a d20, a red d10t + white d10 pair and two white d6 (about 15 s)."""
     tmp = tmp_path_factory.mktemp("collect")
     out = tmp / "teach"
-    run = teach(["collect", "--tower", "sim", "--config", config(tmp), "--rolls", "30", "--out", str(out)])
+    argv = [
+        "collect",
+        "--tower",
+        "sim",
+        "--config",
+        config(tmp),
+        "--rolls",
+        "30",
+        "--out",
+        str(out),
+        "--sim-seed",
+        "5",
+    ]
+    run = teach(argv)
     run.out += "\n" + run.err
     return out, run
 
@@ -154,19 +168,25 @@ def test_teach_json_has_the_documented_format_and_every_crop_in_exactly_one_grou
 ) -> None:
     folder, _ = collected
     entries = list(read_manifest(folder, unnamed=True))
+    assert [d.id for d in load_teach(folder).dice] == [
+        "white d6",
+        "white d10",
+        "red d10t",
+        "blue d20",
+    ]  # it checks
     doc = json.loads((folder / "teach.json").read_text())
     assert set(doc) == {"schema", "dice"} and doc["schema"] == "dicetower.teach/1"
     assert [d["id"] for d in doc["dice"]] == ["white d6", "white d10", "red d10t", "blue d20"]
     assert len({d["slug"] for d in doc["dice"]}) == len(doc["dice"])
     for die in doc["dice"]:
-        assert set(die) == {"id", "slug", "kind", "colour", "faces", "crops", "groups", "names", "loose"}
+        assert set(die) >= {"id", "slug", "kind", "colour", "faces", "crops", "groups", "names", "loose"}
         assert (
             1 <= len(die["id"]) <= 40
             and SLUG.fullmatch(die["slug"])
             and die["id"] == f"{die['colour']} {die['kind']}"
         )
         assert die["faces"] == list(faces_of(die["kind"]))
-        assert die["names"] == {} and die["loose"] == []
+        assert die["names"] == {} and die["loose"] == [] and die.get("loose_names", {}) == {}
         for c in die["crops"]:
             d = entries[c["line"] - 1].dice[c["index"]]
             assert (d.crop, d.die, d.colour) == (c["crop"], die["kind"], die["colour"])
@@ -182,12 +202,13 @@ def test_teach_json_has_the_documented_format_and_every_crop_in_exactly_one_grou
 
 
 def test_grouping_puts_the_sim_dice_s_crops_with_their_own_face(collected: tuple[Path, Run]) -> None:
-    """Measured: white d6 100 %; the numeral dice 60-83 % at 30 rolls (seeds 5, 11, and this one)."""
+    """Measured at 30 rolls: white d6 100 %, the numeral dice 87-100 % (seeds 5, 11, 17; this is seed 5:
+    100, 100, 100, 90 %); at 300 rolls 100, 98, 90, 90 %."""
     folder, _ = collected
     got = purity(folder)
     assert got["white d6"] >= 0.95, got
     numeral = [got[k] for k in ("white d10", "red d10t", "blue d20")]
-    assert min(numeral) >= 0.5 and sum(numeral) / 3 >= 0.6, got
+    assert min(numeral) >= 0.8 and sum(numeral) / 3 >= 0.9, got
 
 
 def test_every_pulse_stays_within_the_solenoid_s_limits(collected: tuple[Path, Run]) -> None:

@@ -91,6 +91,15 @@ def test_a_torn_last_line_and_side_lines_no_manifest_line_names_are_dropped_on_c
     assert list(read_side_file(root / TRUTH)) == ["images/roll-00001.jpg", "images/roll-00002.jpg"]
 
 
+def test_a_collect_cut_off_before_its_first_line_is_started_anew(tmp_path: Path) -> None:
+    first = TeachFolder.open(tmp_path, [("d6", "white")])
+    first.use_reference(GREY)
+    photo, _ = drawn_throw(1, 0)
+    (tmp_path / "images/roll-00001.jpg").write_bytes(photo)  # the photo went in, its line did not
+    again = TeachFolder.open(tmp_path, [("d6", "white")])
+    assert (again.lines, again.next_roll) == (0, 1)
+
+
 def test_a_new_calibration_between_runs_is_kept_beside_the_old_reference(tmp_path: Path) -> None:
     folder = TeachFolder.open(tmp_path, [("d6", "white")])
     assert folder.use_reference(GREY) == "images/empty.png"
@@ -115,7 +124,7 @@ def test_a_new_calibration_between_runs_is_kept_beside_the_old_reference(tmp_pat
             False,
             "a folder of photos, not a teach folder: 'dicetower teach group",
         ),
-        ("empty", [("d6", "white")], True, "no manifest.jsonl to resume"),
+        ("empty", [("d6", "white")], True, "no throw to resume"),
     ],
 )
 def test_a_folder_that_is_not_a_teach_folder_of_these_dice_is_refused(

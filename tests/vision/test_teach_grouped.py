@@ -8,14 +8,14 @@ from pathlib import Path
 import cv2
 import pytest
 from dicetower.vision.taught.grouped import (
-    SCHEMA,
-    TEACH,
     TeachFileError,
     folder_crops,
     group_folder,
     has_names,
     hint_counts,
 )
+from dicetower.vision.taught.naming import SCHEMA, load_teach
+from dicetower.vision.taught.naming import TEACH_FILE as TEACH
 from teach_helpers import write_drawn_folder
 
 FACES = [1, 3, 5, 1, 3, 5, 1, 3, 5, 1, 3, 5]
@@ -38,7 +38,11 @@ def test_each_die_s_crops_are_grouped_by_face_into_teach_json_and_a_contact_shee
         "groups": groups,
         "names": {},
         "loose": [],
+        "loose_names": {},
+        "work": {"names": 0, "moves": 0, "splits": 0, "undos": 0},
+        "touched": [],
     }
+    assert load_teach(tmp_path).dice[0].names == (None,) * len(groups)  # what naming reads
     assert sorted(i for g in groups for i in g) == list(range(len(FACES)))
     assert [len(g) for g in groups] == sorted((len(g) for g in groups), reverse=True)
     # drawn dice at any turn: no group mixes two faces
@@ -50,16 +54,16 @@ def test_each_die_s_crops_are_grouped_by_face_into_teach_json_and_a_contact_shee
 def test_grouping_again_refuses_a_teach_json_with_names_unless_forced(tmp_path: Path) -> None:
     write_drawn_folder(tmp_path, FACES[:6])
     group_folder(tmp_path, sheets=False)
-    assert not has_names(tmp_path / TEACH) and not (tmp_path / "sheets").exists()
+    assert not has_names(tmp_path) and not (tmp_path / "sheets").exists()
     doc = json.loads((tmp_path / TEACH).read_text())
     doc["dice"][0]["names"] = {"0": 3}
     (tmp_path / TEACH).write_text(json.dumps(doc))
     with pytest.raises(TeachFileError, match="holds names; grouping again loses them"):
         group_folder(tmp_path)
     group_folder(tmp_path, force=True)
-    assert not has_names(tmp_path / TEACH)
+    assert not has_names(tmp_path)
     (tmp_path / TEACH).write_text("{not json")
-    assert has_names(tmp_path / TEACH)  # unreadable: it may hold names
+    assert has_names(tmp_path)  # unreadable: it may hold names
 
 
 def test_the_general_reader_s_sure_faces_are_counted_per_die_as_a_hint(tmp_path: Path) -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "RECORD_MANIFEST",
     "Conversion",
     "convert_folder",
+    "finish_cut_off",
     "infer_loaded",
     "is_teach_folder",
     "teaching_pairing",
@@ -106,7 +107,7 @@ def _place(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)
 
 
-def _finish_cut_off(folder: Path) -> None:
+def finish_cut_off(folder: Path) -> None:
     """A conversion in place cut off between its two renames: its new manifest was whole, so finish."""
     if not (folder / MANIFEST).exists() and (folder / RECORD_MANIFEST).is_file():
         if (folder / CONVERTING).is_file():
@@ -132,7 +133,7 @@ def convert_folder(
     src = Path(src)
     in_place = out is None or Path(out).resolve() == src.resolve()
     if in_place:
-        _finish_cut_off(src)
+        finish_cut_off(src)
     entries = list(read_manifest(src, unnamed=True))
     if not entries:
         raise TeachFolderError(f"{src}: the manifest names no photos")

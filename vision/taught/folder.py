@@ -60,6 +60,8 @@ HINTS = "hints.jsonl"
 MAX_ROLL = 99_999
 #: Side (px) of a teaching crop: larger than any general network reads, so each can scale it down.
 CROP_SIDE = 128
+#: What a collect cut off before its first manifest line may have left (nothing a line names).
+_STARTED = frozenset({"images", "crops", MANIFEST, TRUTH, HINTS})
 _ROLL = re.compile(r"images/roll-(\d{5})\.jpg")
 
 
@@ -168,15 +170,17 @@ class TeachFolder:
         if root.exists() and not root.is_dir():
             raise TeachFolderError(f"{root}: not a folder")
         manifest = root / MANIFEST
-        if not manifest.is_file():
+        if manifest.is_file():
+            _cut_torn_tail(manifest)
+        entries = list(read_manifest(root, unnamed=True)) if manifest.is_file() else []
+        if not entries:
             if resume:
-                raise TeachFolderError(f"{root}: no {MANIFEST} to resume; leave out --resume to start it")
-            if root.is_dir() and any(root.iterdir()):
+                raise TeachFolderError(f"{root}: no throw to resume; leave out --resume to start it")
+            if root.is_dir() and {p.name for p in root.iterdir()} - _STARTED:
                 raise TeachFolderError(f"{root}: not empty and not a teach folder; collect into a new folder")
+            # empty, or a collect cut off before its first line: what it wrote is written again
             (root / "images").mkdir(parents=True, exist_ok=True)
             return cls(root)
-        _cut_torn_tail(manifest)
-        entries = list(read_manifest(root, unnamed=True))
         if any(not d.crop for e in entries for d in e.dice) or not any(e.dice for e in entries):
             raise TeachFolderError(
                 f"{root}: a folder of photos, not a teach folder: 'dicetower teach group {root}' makes it "
@@ -260,8 +264,8 @@ class TeachFolder:
                 raise ValueError("a new throw needs its photo")
             write_atomic(self.root / image, photo)
             stem = f"{number:05d}"
-        else:
-            stem = Path(image).stem
+        else:  # a photo already in the folder: its crops are named by the line (photos' names may repeat)
+            stem = f"{self.lines + 1:05d}"
         labels = []
         taken: Counter[str] = Counter()
         for die in dice:

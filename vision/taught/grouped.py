@@ -8,31 +8,29 @@ names yet, for the ``/teach`` page or a labels file to name. A contact sheet per
 row per group, for a person to look at.
 
 Grouping again replaces the groups, so a ``teach.json`` that already holds names is kept unless
-the caller forces it (the names would point at groups that no longer exist).
+the caller forces it (the names would point at groups that no longer exist). The file is
+:mod:`.naming`'s: built as its :class:`~.naming.Teach` and written by :func:`~.naming.save_teach`,
+so what the grouping writes is what naming reads.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ..files import write_atomic
 from ..imageio import ImageError, load_image
 from ..kinds import LABELS, faces_of
 from ..manifest import read_manifest
 from .features import Backbone, BackboneSpec, backbone_for
 from .folder import HINTS, read_side_file
 from .group import MAX_CROPS, contact_sheet, group_crops
+from .naming import TEACH_FILE, DieTeach, TaughtCrop, Teach, TeachError, load_teach, save_teach
 from .teaching import die_id, slug
 
 __all__ = [
-    "SCHEMA",
-    "TEACH",
     "CropRef",
     "FolderDie",
     "TeachFileError",
@@ -41,11 +39,8 @@ __all__ = [
     "group_folder",
     "has_names",
     "hint_counts",
-    "teach_entry",
+    "unnamed_die",
 ]
-
-SCHEMA = "dicetower.teach/1"
-TEACH = "teach.json"
 
 
 class TeachFileError(ValueError):
@@ -112,16 +107,15 @@ def hint_counts(folder: str | Path, die: FolderDie) -> dict[int, int]:
     return counts
 
 
-def has_names(path: str | Path) -> bool:
-    """Does the ``teach.json`` at ``path`` name any group or crop (or can it not be read)?"""
-    path = Path(path)
-    if not path.is_file():
+def has_names(folder: str | Path) -> bool:
+    """Does ``folder``'s ``teach.json`` name any group or crop (or can it not be read)?"""
+    if not (Path(folder) / TEACH_FILE).is_file():
         return False
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        return any(d.get("names") or d.get("loose_names") for d in doc["dice"])
-    except (ValueError, KeyError, TypeError, AttributeError, OSError):
+        teach = load_teach(folder)
+    except (TeachError, OSError):
         return True  # unreadable: it may hold names; only --force replaces it
+    return any(f is not None for d in teach.dice for f in (*d.names, *d.loose_faces))
 
 
 def _crop_images(folder: Path, die: FolderDie) -> list[np.ndarray]:
@@ -158,19 +152,11 @@ def group_die(
     return group_crops(cache[spec], crops, len(die.faces))
 
 
-def teach_entry(die: FolderDie, groups: Sequence[Sequence[int]], name: str) -> dict[str, Any]:
-    """``die``'s entry in ``teach.json``, its groups not yet named."""
-    return {
-        "id": die.id,
-        "slug": name,
-        "kind": die.kind,
-        "colour": die.colour,
-        "faces": list(die.faces),
-        "crops": [{"crop": c.crop, "line": c.line, "index": c.index} for c in die.crops],
-        "groups": [list(g) for g in groups],
-        "names": {},
-        "loose": [],
-    }
+def unnamed_die(die: FolderDie, groups: Sequence[Sequence[int]]) -> DieTeach:
+    """``die`` and its ``groups`` as :mod:`.naming` holds a die, no group named yet."""
+    crops = tuple(TaughtCrop(c.crop, c.line, c.index) for c in die.crops)
+    held = tuple(tuple(g) for g in groups)
+    return DieTeach(die.id, slug(die.id), die.kind, die.colour, die.faces, crops, held, (None,) * len(held))
 
 
 def group_folder(
@@ -186,30 +172,26 @@ def group_folder(
     Returns each die with its groups.
     """
     folder = Path(folder)
-    path = folder / TEACH
-    if not force and has_names(path):
-        raise TeachFileError(f"{path}: holds names; grouping again loses them (--force groups anyway)")
+    if not force and has_names(folder):
+        raise TeachFileError(
+            f"{folder / TEACH_FILE}: holds names; grouping again loses them (--force groups anyway)"
+        )
     dice = folder_crops(folder)
     if not dice:
         raise TeachFileError(f"{folder}: no dice in the manifest to group")
+    slugs = [slug(d.id) for d in dice]
+    if len(set(slugs)) != len(slugs):
+        raise TeachFileError(f"{folder}: two dice share a crops folder ({', '.join(d.id for d in dice)})")
     backbones: dict[BackboneSpec, Backbone] = {}
     out: list[tuple[FolderDie, list[list[int]]]] = []
-    entries, slugs = [], set()
-    for die in dice:
+    for die, name in zip(dice, slugs, strict=True):
         images = _crop_images(folder, die)
         groups = group_die(folder, die, backbones, images)
-        name, k = slug(die.id), 1
-        while name in slugs:
-            k += 1
-            name = f"{slug(die.id)}-{k}"
-        slugs.add(name)
-        entries.append(teach_entry(die, groups, name))
         if sheets:
             title = f"{die.id}: {len(images)} crops in {len(groups)} groups, one row a group"
             contact_sheet(images, groups, folder / "sheets" / f"{name}.png", title)
         if log is not None:
             log(f"{die.id}: {len(images)} crops in {len(groups)} groups")
         out.append((die, groups))
-    doc = {"schema": SCHEMA, "dice": entries}
-    write_atomic(path, (json.dumps(doc, indent=1) + "\n").encode())
+    save_teach(folder, Teach(tuple(unnamed_die(die, groups) for die, groups in out)))
     return out
