@@ -31,6 +31,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..errors import VisionError
 from ..eval.evaluate import match_dice
 from ..faces.pips import crop_die
 from ..files import write_atomic
@@ -65,7 +66,7 @@ _STARTED = frozenset({"images", "crops", MANIFEST, TRUTH, HINTS})
 _ROLL = re.compile(r"images/roll-(\d{5})\.jpg")
 
 
-class TeachFolderError(ValueError):
+class TeachFolderError(VisionError, ValueError):
     """A folder that cannot be collected into: not a teach folder, or one of other dice."""
 
 

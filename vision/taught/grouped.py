@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import VisionError
 from ..imageio import ImageError, load_image
 from ..kinds import LABELS, faces_of
 from ..manifest import read_manifest
@@ -43,7 +44,7 @@ __all__ = [
 ]
 
 
-class TeachFileError(ValueError):
+class TeachFileError(VisionError, ValueError):
     """A ``teach.json`` that grouping must not replace, or a folder it cannot group."""
 
 
