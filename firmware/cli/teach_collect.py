@@ -207,7 +207,7 @@ def run_collect(args: argparse.Namespace) -> int:
     _group_and_report(out, force=False, sheets=True, min_per_face=args.min_per_face, collecting=True)
     if result.stop is Stop.INTERRUPTED:
         return 130
-    return 0 if result.written or before else 1
+    return 1 if result.stop is Stop.FAILURES else 0
 
 
 def _group_and_report(
