@@ -22,6 +22,7 @@ from .records import FailureReason, SlotAnswer
 __all__ = [
     "MAX_ROUNDS",
     "NoDieForSlot",
+    "count_problem",
     "match_slots",
     "needs_role_die",
     "plan_rounds",
@@ -99,10 +100,8 @@ def plan_rounds(slots: Sequence[DieSlot], tray: Sequence[TrayDie]) -> list[list[
     return rounds
 
 
-def reading_problem(
-    reading: Reading, tray: Sequence[TrayDie], dice_config: DiceSet, roles_now: set[str]
-) -> tuple[FailureReason, str] | None:
-    """What keeps this reading from counting, judged without looking at a single face."""
+def count_problem(reading: Reading, tray: Sequence[TrayDie]) -> tuple[FailureReason, str] | None:
+    """No dice, or more or fewer than loaded: what keeps any reading from counting."""
     dice = reading.dice
     if not dice:
         return FailureReason.TRAY_EMPTY, "the tray is empty: no dice in the photo"
@@ -114,6 +113,17 @@ def reading_problem(
         )
     if len(dice) > loaded:
         return FailureReason.EXTRA_DIE, f"extra die: {len(dice)} found, {loaded} loaded"
+    return None
+
+
+def reading_problem(
+    reading: Reading, tray: Sequence[TrayDie], dice_config: DiceSet, roles_now: set[str]
+) -> tuple[FailureReason, str] | None:
+    """What keeps this reading from counting, judged without looking at a single face."""
+    counted = count_problem(reading, tray)
+    if counted is not None:
+        return counted
+    dice = reading.dice
     unreadable = [d for d in dice if d.status is not ReadStatus.READ or d.face is None]
     if unreadable:
         why = ", ".join(sorted({(d.reason.value if d.reason else "unreadable") for d in unreadable}))

@@ -12,19 +12,20 @@ renamed into place, so a crash never leaves half a record.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..vision.files import write_atomic
+
 if TYPE_CHECKING:
     from ..rules.source import DieSlot
     from ..vision.manifest import LabelledDie
     from ..vision.reading import Reading
 
-__all__ = ["FailureReason", "Retry", "SlotAnswer", "ThrowRecord", "write_atomic"]
+__all__ = ["FailureReason", "Retry", "SlotAnswer", "TeachDie", "ThrowRecord", "TowerAnswer", "write_atomic"]
 
 
 class FailureReason(StrEnum):
@@ -111,6 +112,21 @@ class SlotAnswer:
         return f"{what} ({self.die}{role}): {self.colour or 'the'} die at ({x:.0f}, {y:.0f}) -> {self.face}"
 
 
+@dataclass(frozen=True)
+class TeachDie:
+    """One die of a throw for teaching: which loaded die it is, and its picture.
+
+    ``kind`` and ``colour`` are the loaded die's (the config's), not the reader's names for it, so
+    every crop of one die is filed under one name whatever the light did to its colour that throw.
+    ``crop`` is a lossless PNG cut from the raw frame at the reader's crop margin: the teach folder's
+    crops are grouped and fitted on, and a JPEG's blocks would be learnt as part of the face.
+    """
+
+    kind: str
+    colour: str
+    crop: bytes
+
+
 @dataclass
 class ThrowRecord:
     """One physical throw of the tray and what came of it."""
@@ -127,6 +143,9 @@ class ThrowRecord:
     #: where a die's box leaves no picture; empty when no reading counted
     crops: list[bytes | None] = field(default_factory=list)
     answers: list[SlotAnswer] = field(default_factory=list)
+    #: a throw for teaching (:meth:`~.tower.Tower.throw_for_teaching`): ``teach[i]`` is
+    #: ``reading.dice[i]``'s loaded die and crop; empty for every other throw
+    teach: list[TeachDie] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)  #: software time per stage
     clock_s: dict[str, float] = field(default_factory=dict)  #: time per stage on the tower's clock
     retries: list[Retry] = field(default_factory=list)
@@ -200,15 +219,10 @@ class ThrowRecord:
         return path
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write through a temporary file in the same folder, then rename: readers see all or nothing."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+@dataclass
+class TowerAnswer:
+    """The faces for one request, in slot order, and the record of every throw that made them."""
+
+    faces: list[int]
+    records: list[ThrowRecord] = field(default_factory=list)
+    answers: list[SlotAnswer] = field(default_factory=list)

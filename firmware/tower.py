@@ -30,7 +30,6 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -40,7 +39,7 @@ from ..rules.source import DiceRequest, DieSlot
 from ..vision.reading import Reading
 from .calibration import REFERENCE_FRAMES, Calibration
 from .cameras import CameraBackend, open_camera
-from .clock import Clock, RealClock, VirtualClock, mock_factory
+from .clock import Clock, RealClock, VirtualClock
 from .config import Config, TrayDie
 from .errors import (
     CalibrationError,
@@ -55,9 +54,11 @@ from .motion import MOTION_LEVEL, MOTION_SHARE, moved, thumbnail
 from .panel import Panel, TowerState
 from .pattern import ShakePattern
 from .photos import die_crops, encode_jpeg
-from .records import FailureReason, Retry, SlotAnswer, ThrowRecord
+from .pins import pin_factory
+from .records import FailureReason, Retry, ThrowRecord, TowerAnswer
 from .shaker import Shaker
 from .taught_watch import TaughtWatch
+from .teaching import teach_dice, teaching_check
 from .tray_reader import TrayReader, reader_for_tray
 
 if TYPE_CHECKING:
@@ -85,15 +86,6 @@ BLACK_MEAN = 8.0
 MAX_SETTLE_FRAMES = 600
 
 Listener = Callable[[TowerState, str], None]
-
-
-@dataclass
-class TowerAnswer:
-    """The faces for one request, in slot order, and the record of every throw that made them."""
-
-    faces: list[int]
-    records: list[ThrowRecord] = field(default_factory=list)
-    answers: list[SlotAnswer] = field(default_factory=list)
 
 
 class _Failed(Exception):
@@ -268,6 +260,27 @@ class Tower:
             self._throw_into(record, [])
             return record
 
+    def throw_for_teaching(self, reason: str = "teach") -> ThrowRecord:
+        """One throw for ``teach collect``: the cycle's checks and bounds, but no face need be read.
+
+        The general reader reads untaught dice poorly, and their faces are what teaching is for; a
+        leaning or touching die is still tapped or thrown again (:func:`~.teaching.teaching_check`).
+        ``record.teach`` holds each die's loaded kind and colour and its crop.
+        """
+        with self._lock, self._safe():
+            record = ThrowRecord(reason=reason)
+            loaded: list[int] = []
+
+            def check(reading: Reading) -> tuple[FailureReason, str] | None:
+                problem, loaded[:] = teaching_check(reading, self.dice)
+                return problem
+
+            def keep(frame: np.ndarray) -> None:
+                record.teach = teach_dice(frame, record.reading, [self.dice[i] for i in loaded])
+
+            self._cycle(record, check, keep)
+            return record
+
     def roll(self, request: DiceRequest) -> TowerAnswer:
         """Answer ``request``: one face per slot, in slot order, from as many throws as it takes.
 
@@ -314,14 +327,36 @@ class Tower:
     def _throw_into(
         self, record: ThrowRecord, slots: Sequence[DieSlot], all_slots: Sequence[DieSlot] | None = None
     ) -> None:
-        """One physical throw into ``record``: shake, settle, read, check, retry; then match ``slots``."""
-        t_start = time.perf_counter()
-        c_start = self.camera.ticks()
-        cyc = self.config.cycle
+        """One physical throw into ``record`` (:meth:`_cycle`), then ``slots`` matched to its dice."""
         needed_roles = {
             s.role.value for s in (all_slots if all_slots is not None else slots) if needs_role_die(s)
         }
         roles_now = {s.role.value for s in slots if needs_role_die(s)}
+
+        def check(reading: Reading) -> tuple[FailureReason, str] | None:
+            return reading_problem(reading, self.dice, self.config.dice, roles_now)
+
+        def match(frame: np.ndarray) -> None:
+            t = time.perf_counter()
+            try:
+                record.answers = match_slots(slots, record.reading, self.dice, needed_roles)
+            except NoDieForSlot as exc:
+                raise _Failed(FailureReason.DIE_MISSING, str(exc)) from None
+            record.add_time("match", (time.perf_counter() - t) * 1000)
+
+        self._cycle(record, check, match)
+
+    def _cycle(
+        self,
+        record: ThrowRecord,
+        check: Callable[[Reading], tuple[FailureReason, str] | None],
+        done: Callable[[np.ndarray], None],
+    ) -> None:
+        """Shake, settle, read and ``check`` the reading, tapping and re-shaking within the bounds,
+        until a reading counts; then ``done`` with its raw frame. Failures end in :meth:`_fail`."""
+        t_start = time.perf_counter()
+        c_start = self.camera.ticks()
+        cyc = self.config.cycle
         taps_left, reshakes_left = cyc.max_taps, cyc.max_reshakes
         action = "shake"
         try:
@@ -339,7 +374,7 @@ class Tower:
                 frame = self._settle(record)
                 reading = self._read(record, frame)
                 attempt = len(record.attempts) - 1  # the reading a tap or re-shake is charged to
-                problem = reading_problem(reading, self.dice, self.config.dice, roles_now)
+                problem = check(reading)
                 if problem is not None and problem[0] is FailureReason.TRAY_EMPTY:
                     raise _Failed(*problem)
                 if action == "shake" and before is not None and not moved(before, thumbnail(frame)):
@@ -365,12 +400,7 @@ class Tower:
                     action = "shake"
                     continue
                 raise _Failed(reason, text)
-            t = time.perf_counter()
-            try:
-                record.answers = match_slots(slots, record.reading, self.dice, needed_roles)
-            except NoDieForSlot as exc:
-                raise _Failed(FailureReason.DIE_MISSING, str(exc)) from None
-            record.add_time("match", (time.perf_counter() - t) * 1000)
+            done(frame)
         except _Failed as exc:
             self._fail(record, exc.reason, str(exc))
         except (CalibrationError, TrayKindError):
@@ -513,28 +543,6 @@ class Tower:
         return reading
 
 
-def _pin_factory(name: str, clock: Clock) -> Any:
-    if name == "mock":
-        return mock_factory(clock)
-    if name == "default":
-        return None  # gpiozero chooses (lgpio on a Pi 5) and says so if it falls back
-    modules = {
-        "lgpio": ("gpiozero.pins.lgpio", "LGPIOFactory"),
-        "rpigpio": ("gpiozero.pins.rpigpio", "RPiGPIOFactory"),
-        "pigpio": ("gpiozero.pins.pigpio", "PiGPIOFactory"),
-        "native": ("gpiozero.pins.native", "NativeFactory"),
-    }
-    module, cls = modules[name]
-    from importlib import import_module
-
-    try:
-        return getattr(import_module(module), cls)()
-    except Exception as exc:
-        from .errors import TowerError
-
-        raise TowerError(f"[pins] factory = {name!r}: cannot start it: {exc}") from None
-
-
 def open_tower(
     config: Config,
     *,
@@ -554,7 +562,7 @@ def open_tower(
         clock = VirtualClock() if simulated and not config.sim.realtime else RealClock()
     stack = contextlib.ExitStack()
     with stack:
-        factory = _pin_factory(config.pins.factory, clock)
+        factory = pin_factory(config.pins.factory, clock)
         shaker = Shaker(
             config.pins.solenoid,
             pattern=ShakePattern.from_config(config.shaker),

@@ -35,7 +35,7 @@ from .colour import body_hsv_batch, colour_name, name_distances
 from .errors import VisionError
 from .faces.pips import crop_die
 from .kinds import label_of
-from .reading import DieReading, ReadStatus
+from .reading import DieReading, ReadStatus, UnreadableReason
 
 __all__ = [
     "NEAR_DELTA_E",
@@ -44,6 +44,8 @@ __all__ = [
     "assign",
     "balance",
     "identify",
+    "identify_loaded",
+    "kind_is_sure",
     "white_balance_gains",
 ]
 
@@ -61,6 +63,9 @@ NEAR_DELTA_E = 15.0
 #: colour difference).
 _FORBIDDEN = 10.0 * MAX_SET * NEAR_DELTA_E
 _TIE = 1e-6
+#: A pairing of a die with a loaded die of another kind (:func:`identify_loaded`): more than every
+#: colour distance of a whole set together, so it is made only when nothing else is left.
+_UNPAIRED = 1e9
 
 
 class DiceSetError(VisionError, ValueError):
@@ -152,6 +157,47 @@ def identify(
             if cost[r, c] < _FORBIDDEN:
                 names[members[r]] = wanted[c][0]
     return [Identified(i, names.get(i), d.kind, colours[i]) for i, d in enumerate(dice)]
+
+
+def kind_is_sure(die: DieReading) -> bool:
+    """Is the reader sure of ``die``'s kind, whatever it made of the face?
+
+    A read die, and a numeral die named surely whose face was unsure, are. A die the numeral
+    network could not name (``kind_unsure``) is not, and neither is an unreadable ``d6``: that is
+    the pip reader's answer for any die it was handed, numeral dice included.
+    """
+    if die.status is ReadStatus.READ:
+        return True
+    return die.reason is UnreadableReason.LOW_CONFIDENCE and label_of(die.kind) != "d6"
+
+
+def identify_loaded(dice: Sequence[DieReading], loaded: Sequence[tuple[str, str]]) -> list[int | None]:
+    """Which of the ``loaded`` dice (kind, colour) each read die is, faces read or not.
+
+    Why not :func:`identify`: teaching photographs dice the reader has not learnt, whose faces
+    (and sometimes kinds) it cannot read, and whose count is already checked against the loaded
+    dice. So every die takes part: a die's kind rules out loaded dice of another kind only where the
+    reader is sure of it (:func:`kind_is_sure`); colour then decides, by the least total distance to
+    the loaded colours' names with no threshold (the nearest die is the one). Returns the index into
+    ``loaded`` per die; None where a die's sure kind has no loaded die left (a d10 seen where only a
+    d20 is left: the reading does not show the loaded dice).
+    """
+    if not dice or not loaded:
+        return [None] * len(dice)
+    far = NEAR_DELTA_E * MAX_SET  # no name at all: the farthest a colour counts
+    cost = np.full((len(dice), len(loaded)), _UNPAIRED)
+    for r, d in enumerate(dice):
+        near = name_distances(d.hsv)
+        sure = kind_is_sure(d)
+        for c, (kind, colour) in enumerate(loaded):
+            if sure and label_of(d.kind) != label_of(kind):
+                continue
+            cost[r, c] = 0.0 if colour == d.colour else min(near.get(colour, far), far)
+    out: list[int | None] = [None] * len(dice)
+    for r, c in assign(cost):
+        if cost[r, c] < _UNPAIRED:
+            out[r] = c
+    return out
 
 
 def assign(cost: np.ndarray) -> list[tuple[int, int]]:

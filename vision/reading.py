@@ -15,7 +15,16 @@ from .kinds import label_of
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["DiceReader", "DieReading", "FrameStatus", "KindRead", "ReadStatus", "Reading", "UnreadableReason"]
+__all__ = [
+    "NOT_FLAT",
+    "DiceReader",
+    "DieReading",
+    "FrameStatus",
+    "KindRead",
+    "ReadStatus",
+    "Reading",
+    "UnreadableReason",
+]
 
 
 class ReadStatus(StrEnum):
@@ -31,6 +40,17 @@ class UnreadableReason(StrEnum):
     LOW_CONFIDENCE = "low_confidence"  #: the reader is not sure enough
     TOO_SMALL = "too_small"  #: too few pixels to see the face
     KIND_UNSURE = "kind_unsure"  #: a numeral die, but which kind (d6n, d10, d10t, d20) is unsure
+
+
+#: Why a die shows no one face squarely up, or not cleanly: its crop pictures no face to learn.
+NOT_FLAT: frozenset[UnreadableReason] = frozenset(
+    {
+        UnreadableReason.COCKED,
+        UnreadableReason.TOUCHING,
+        UnreadableReason.BLURRED,
+        UnreadableReason.CUT_OFF,
+    }
+)
 
 
 class FrameStatus(StrEnum):

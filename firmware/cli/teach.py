@@ -11,12 +11,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .teach_collect import add_collect_parser, add_group_parser
 from .teach_fit import add_fit_parser
 
 __all__ = ["register", "run_name"]
 
 EXAMPLES = """\
 examples:
+  dicetower teach collect --tower sim --rolls 300 --out ./teach   roll the loaded dice unattended
+  dicetower teach group ./teach                        group each die's crops by face (teach.json)
   dicetower teach name ./teach --labels labels.json   name the groups from a labels file
   dicetower serve --teach ./teach                      name them on http://127.0.0.1:8080/teach
   dicetower teach fit ./teach --out my-dice            fit a taught reader on the named dice
@@ -38,12 +41,14 @@ a group is moved out of it); null takes a name back:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "teach",
-        help="teach the tower its owner's dice: name a teach folder's groups, fit a taught reader",
+        help="teach the tower its owner's dice: collect, group, name, fit",
         description="Teach the tower its owner's dice (docs/teach.md).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     actions = p.add_subparsers(dest="teach_command", metavar="ACTION", required=True)
+    add_collect_parser(actions)
+    add_group_parser(actions)
     _add_name(actions)
     add_fit_parser(actions)
 

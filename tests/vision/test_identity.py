@@ -6,7 +6,14 @@ import itertools
 
 import numpy as np
 import pytest
-from dicetower.vision.identity import DiceSetError, assign, identify, white_balance_gains
+from dicetower.vision.identity import (
+    DiceSetError,
+    assign,
+    identify,
+    identify_loaded,
+    kind_is_sure,
+    white_balance_gains,
+)
 from dicetower.vision.reading import DieReading, ReadStatus, UnreadableReason
 from dicetower.vision.synth.numerals import NumeralStyle, TrayDie, render_tray
 
@@ -123,3 +130,53 @@ def test_assign_pairs_at_least_total_cost() -> None:
         else:
             best = min(sum(cost[p[c], c] for c in range(m)) for p in itertools.permutations(range(n), m))
         assert sum(cost[r, c] for r, c in got) == pytest.approx(best)
+
+
+# -- identify_loaded: every located die paired with a loaded die, faces read or not (teaching)
+
+WHITE, RED, PALE_RED, BLUE = (0, 0, 235), (0, 204, 200), (0, 77, 215), (111, 217, 200)
+
+
+def _located(
+    x: float, kind: str, hsv: tuple[int, int, int], colour: str, reason: UnreadableReason | None = None
+):
+    status = ReadStatus.READ if reason is None else ReadStatus.UNREADABLE
+    face = 3 if reason is None else None
+    return DieReading((x, 10.0, 40.0, 40.0), kind, face, status, reason, colour=colour, hsv=hsv)
+
+
+def test_unread_faces_still_pair_each_die_by_its_sure_kind_and_its_colour() -> None:
+    low = UnreadableReason.LOW_CONFIDENCE
+    dice = [
+        _located(0, "d20", BLUE, "blue", low),
+        _located(60, "d6", WHITE, "white", low),
+        _located(120, "d6", RED, "red"),
+    ]
+    loaded = [("d6", "red"), ("d6", "white"), ("d20", "blue")]
+    assert identify_loaded(dice, loaded) == [2, 1, 0]
+
+
+def test_a_die_of_an_unsure_kind_is_paired_by_colour_alone_with_what_is_left() -> None:
+    unsure = UnreadableReason.KIND_UNSURE
+    # the reader guessed d6 for the white d10; the sure d6 keep the d6, the white d10 is what is left
+    dice = [
+        _located(0, "d6", WHITE, "white", unsure),
+        _located(60, "d6", WHITE, "white"),
+        _located(120, "d10t", RED, "red"),
+    ]
+    loaded = [("d6", "white"), ("d10", "white"), ("d10t", "red")]
+    assert identify_loaded(dice, loaded) == [1, 0, 2]
+    # an unreadable "d6" is the pip reader's answer for any die: its kind is not sure either
+    assert not kind_is_sure(_located(0, "d6", WHITE, "white", UnreadableReason.LOW_CONFIDENCE))
+    assert kind_is_sure(_located(0, "d20", WHITE, "white", UnreadableReason.LOW_CONFIDENCE))
+
+
+def test_the_nearest_colour_wins_with_no_threshold_the_count_being_known() -> None:
+    dice = [_located(0, "d6", PALE_RED, "white"), _located(60, "d6", WHITE, "white")]
+    assert identify_loaded(dice, [("d6", "white"), ("d6", "red")]) == [1, 0]
+
+
+def test_a_sure_kind_no_loaded_die_is_left_for_is_not_paired() -> None:
+    dice = [_located(0, "d10", WHITE, "white"), _located(60, "d6", WHITE, "white")]
+    assert identify_loaded(dice, [("d20", "white"), ("d6", "white")]) == [None, 1]
+    assert identify_loaded([], [("d6", "white")]) == []

@@ -1,0 +1,146 @@
+"""``teach collect``'s loop: throws for teaching into a teach folder, stopping early when done.
+
+Each throw is :meth:`~.tower.Tower.throw_for_teaching` (the cycle's solenoid limits, settle and
+bounded retries, no face needed) and goes into the folder whole
+(:class:`~dicetower.vision.taught.folder.TeachFolder`): photo, crops, side files, then the
+manifest line. A failed throw is reported and the next one
+tried; :data:`MAX_FAILED_IN_A_ROW` failures in a row stop the run, since an unattended tower that
+keeps failing (a die out of the tray, a jam) needs a person.
+
+Every ``check_every`` rolls the crops so far are grouped (:mod:`dicetower.vision.taught.coverage`)
+and the run stops once every die has a group of ``min_per_face`` crops for each of its faces. A
+die cannot be done before it has that many crops for every face, so no grouping is spent until
+each die has; a die found done stays done (more crops do not unsee a face).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from ..vision.reading import ReadStatus
+from ..vision.taught.coverage import DieCoverage, die_coverage
+from ..vision.taught.features import Backbone, NetworkSpec
+from ..vision.taught.folder import NewDie, TeachFolder, truth_faces
+from ..vision.taught.grouped import FolderDie, folder_crops, group_die
+from .errors import ThrowFailedError
+
+if TYPE_CHECKING:
+    from .tower import Tower
+
+__all__ = ["MAX_FAILED_IN_A_ROW", "CollectResult", "Collector", "Stop"]
+
+#: Failed throws in a row that stop an unattended collect.
+MAX_FAILED_IN_A_ROW = 5
+
+
+class Stop(StrEnum):
+    """Why a collect ended."""
+
+    ROLLS = "rolls"  #: every roll asked for was made
+    EARLY = "early"  #: every face of every die seen often enough (estimated)
+    INTERRUPTED = "interrupted"  #: Ctrl-C or SIGTERM
+    FAILURES = "failures"  #: too many failed throws in a row
+
+
+@dataclass
+class CollectResult:
+    """What a collect did: throws kept and failed, why it ended, the last estimate of faces seen."""
+
+    written: int = 0
+    failed: int = 0
+    stop: Stop = Stop.ROLLS
+    coverage: list[DieCoverage] = field(default_factory=list)
+    last_failure: str = ""
+
+
+class Collector:
+    """Throws the ``tower``'s dice into ``folder``; :meth:`run` does ``rolls`` of them.
+
+    ``log`` gets one line per failed throw and per check (stderr by default).
+    """
+
+    def __init__(
+        self,
+        tower: Tower,
+        folder: TeachFolder,
+        *,
+        min_per_face: int,
+        check_every: int,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        self.tower, self.folder = tower, folder
+        self.min_per_face, self.check_every = min_per_face, check_every
+        self.log = log or (lambda line: print(f"dicetower: {line}", file=sys.stderr))
+        self.backbones: dict[NetworkSpec, Backbone] = {}
+        self.done: dict[str, DieCoverage] = {}
+
+    def throw(self, n: int) -> None:
+        """One throw for teaching, kept in the folder (raises :class:`ThrowFailedError`)."""
+        record = self.tower.throw_for_teaching(reason=f"teach collect {n}")
+        assert record.reading is not None
+        dice = record.reading.dice
+        new = [NewDie(t.kind, t.colour, d.box, t.crop) for d, t in zip(dice, record.teach, strict=True)]
+        truth = truth_faces([d.box for d in dice], record.truth) if record.truth is not None else None
+        hints = [d.face if d.status is ReadStatus.READ else None for d in dice]
+        self.folder.add(record.photo, new, truth=truth, hints=hints)
+
+    def run(self, rolls: int, step: Callable[[int], None] | None = None) -> CollectResult:
+        """Up to ``rolls`` throws; ``step(i)`` after each. Ctrl-C ends the run, the folder whole."""
+        result = CollectResult()
+        in_a_row = 0
+        try:
+            for i in range(1, rolls + 1):
+                try:
+                    self.throw(self.folder.next_roll)
+                except ThrowFailedError as exc:
+                    result.failed += 1
+                    in_a_row += 1
+                    result.last_failure = f"{exc.reason}: {exc}"
+                    self.log(f"throw {i}: failed ({result.last_failure})")
+                    return_dice = getattr(self.tower.camera, "return_dice", None)
+                    if return_dice is not None:
+                        return_dice()
+                    if in_a_row >= MAX_FAILED_IN_A_ROW:
+                        result.stop = Stop.FAILURES
+                        break
+                    continue
+                in_a_row = 0
+                result.written += 1
+                if step is not None:
+                    step(i)
+                if self.check_every and result.written % self.check_every == 0:
+                    coverage = self.check()
+                    if coverage:
+                        result.coverage = coverage
+                        if all(c.done for c in coverage):
+                            result.stop = Stop.EARLY
+                            break
+        except KeyboardInterrupt:
+            result.stop = Stop.INTERRUPTED
+        return result
+
+    def check(self) -> list[DieCoverage]:
+        """Each die's faces seen often enough, estimated by grouping; empty while some die is short
+        of ``min_per_face`` crops for each face (it cannot be done yet, and grouping costs seconds)."""
+        dice = folder_crops(self.folder.root)
+        if any(len(d.crops) < len(d.faces) * self.min_per_face for d in dice):
+            return []
+        out = []
+        for die in dice:
+            cover = self.done.get(die.id) or self.coverage(die)
+            if cover.done:
+                self.done[die.id] = cover
+            out.append(cover)
+        seen = ", ".join(f"{c.id} {c.seen}/{len(c.faces)}" for c in out)
+        self.log(f"faces seen at least {self.min_per_face} times (estimated by grouping): {seen}")
+        return out
+
+    def coverage(self, die: FolderDie, groups: list[list[int]] | None = None) -> DieCoverage:
+        """``die``'s faces seen often enough, from ``groups`` (grouped now when None)."""
+        if groups is None:
+            groups = group_die(self.folder.root, die, self.backbones)
+        return die_coverage(self.folder.root, die, groups, self.min_per_face)
