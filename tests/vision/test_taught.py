@@ -85,7 +85,7 @@ def test_crops_of_one_face_at_any_turn_fall_in_one_group(numerals: Backbone, tmp
         frame, _ref, labels = render_tray(100 + i, [die], (640, 480), style=TOWER)
         crops.append(crop_die(frame, labels[0].box, size=128))  # type: ignore[arg-type]
         faces.append(face)
-    groups = group_crops(numerals, crops, 3)
+    groups = group_crops(numerals, crops, 3, kind="d20")
     assert sorted(len(g) for g in groups) == [8, 8, 8]
     assert all(len({faces[i] for i in g}) == 1 for g in groups)
     sheet = contact_sheet(crops, groups, tmp_path / "sheet.png", "blue d20")

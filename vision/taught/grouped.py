@@ -150,7 +150,7 @@ def group_die(
     if spec not in cache:
         cache[spec] = Backbone(spec)
     crops = images if images is not None else _crop_images(Path(folder), die)
-    return group_crops(cache[spec], crops, len(die.faces))
+    return group_crops(cache[spec], crops, len(die.faces), kind=die.kind)
 
 
 def unnamed_die(die: FolderDie, groups: Sequence[Sequence[int]]) -> DieTeach:
