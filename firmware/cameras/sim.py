@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import zlib
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -302,10 +303,14 @@ class SimCamera(CameraBackend):
         return self._scene
 
     def _physical_dice(self) -> list[tuple[DieLook, tuple[int, ...], float]]:
-        """Each die's look, face layout and size, drawn once: a die looks the same on every throw."""
-        rng = np.random.default_rng(self.rng.randrange(2**31))
+        """Each die's look, face layout and size: a die looks the same on every throw, whatever the seed.
+
+        Why not from the seed: the seed says how the dice fall; the dice are the tray's, so a second
+        run with another seed (rolling the dice a tower was taught on) throws the same dice.
+        """
         out = []
-        for d in self.dice:
+        for i, d in enumerate(self.dice):
+            rng = np.random.default_rng(zlib.crc32(f"{i} {d.kind} {d.colour}".encode()))
             look = random_look(rng, d.colour, "solid", self._numeral_style)
             values = tuple(int(v) for v in face_values(d.kind, rng))
             out.append((look, values, DIE_PX.get(d.kind, sum(NUMERAL_DIE_PX) / 2)))
