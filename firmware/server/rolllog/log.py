@@ -342,9 +342,9 @@ class RollLog(LogReader):
         folder = set_aside(self.data_dir, aside)
         if folder is None:
             return None
-        for path, _why in aside:
-            with contextlib.suppress(OSError):
-                path.parent.rmdir()
+        for folder_left in {path.parent for path, _why in aside} - {self.photo_dir}:
+            with contextlib.suppress(OSError):  # not empty: it holds files the log serves
+                folder_left.rmdir()
         listed = [[p.relative_to(self.data_dir).as_posix(), why] for p, why in aside[:MAX_NOTE_FILES]]
         self.record(
             "set-aside",

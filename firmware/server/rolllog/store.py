@@ -86,7 +86,7 @@ def write_files(photo_dir: Path, roll_id: int, photos: Sequence[PhotoFile]) -> l
         if not plain_name(p.name):
             raise ValueError(f"photo name {p.name!r} must be a plain file name")
     folder = photo_dir / folder_name(roll_id)
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     out: dict[str, StoredFile] = {}
     for p in photos:
         tmp = folder / f".{p.name}.tmp"

@@ -153,6 +153,20 @@ def test_a_crash_leftover_folder_is_set_aside_not_deleted(config: ServerConfig, 
         assert log.verify().ok
 
 
+def test_a_stray_file_is_set_aside_and_the_photo_folder_stays(config: ServerConfig) -> None:
+    d = config.data_dir
+    d.mkdir()
+    (d / "photos").mkdir()
+    (d / "photos" / "notes.txt").write_text("not a roll's")
+    with TestClient(create_app(config)) as client:
+        rid = client.post("/api/rolls", json={"notation": "1d6"}).json()["id"]
+        assert client.get(f"/api/rolls/{rid}").json()["id"] == rid
+    assert (d / "photos").is_dir()
+    (kept,) = (d / "orphans").glob("*/photos/notes.txt")
+    assert kept.read_text() == "not a roll's"
+    assert "photos/notes.txt: not a roll's folder" in (kept.parent.parent / "NOTE.txt").read_text()
+
+
 def test_a_pruned_file_left_by_a_crash_is_removed_only_with_its_recorded_bytes(config: ServerConfig) -> None:
     d, config = config.data_dir, replace(config, photo_cap_bytes=30)
     with RollLog(d, photo_cap_bytes=30) as log:  # room for two rolls' files: roll 1's are pruned
