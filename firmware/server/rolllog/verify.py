@@ -38,10 +38,12 @@ MAX_INTEGRITY_LINES = 20
 class _Link:
     """A row or a note, as the walk needs it."""
 
-    __slots__ = ("hash", "prev_hash", "record", "row")
+    __slots__ = ("hash", "kind", "prev_hash", "record", "row")
 
-    def __init__(self, row: int, digest: str, prev_hash: str, record: int | None = None) -> None:
-        self.row, self.hash, self.prev_hash, self.record = row, digest, prev_hash, record
+    def __init__(
+        self, row: int, digest: str, prev_hash: str, record: int | None = None, kind: str = "row"
+    ) -> None:
+        self.row, self.hash, self.prev_hash, self.record, self.kind = row, digest, prev_hash, record, kind
 
     def name(self) -> str:
         return f"row {self.row}" if self.record is None else f"record {self.record}"
@@ -228,7 +230,7 @@ def _check_row(row: dict[str, Any], prev: _Link | None, report: VerifyReport) ->
 
 def _check_note(note: dict[str, Any], prev: _Link | None, last_seq: int, report: VerifyReport) -> _Link:
     seq, after = int(note["seq"]), int(note["after_id"])
-    link = _Link(after, str(note["hash"]), str(note["prev_hash"]), seq)
+    link = _Link(after, str(note["hash"]), str(note["prev_hash"]), seq, str(note["kind"]))
     prev_id, prev_hash = (prev.row, prev.hash) if prev else (0, GENESIS)
     if seq > last_seq + 1:
         report.add(after, f"record(s) {_gone(last_seq + 1, seq - 1)} before it were deleted", seq)
@@ -281,7 +283,9 @@ def _check_head_file(
     if head is None:
         if tip is None:
             return
-        if version < 2:
+        if tip.kind == "migrate":
+            report.remarks.append(f"{HEAD_NAME} is missing: the server stopped right after migrating the log")
+        elif version < 2:
             report.remarks.append(
                 f"written before {HEAD_NAME}: the end of the log is checked against the database only"
             )

@@ -226,6 +226,20 @@ def test_a_version_1_log_verifies_migrates_once_and_then_hashes_its_crops(
     assert code == 1 and err.splitlines() == ["dicetower: log: row 3: photo die-1.jpg was changed"]
 
 
+def test_a_crash_between_the_migration_and_its_head_file_is_not_a_broken_log(
+    config: ServerConfig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = config.data_dir
+    d.mkdir()
+    write_v1_log(d, 2)
+    RollLog(d).close()
+    (d / "rolls.head").unlink()  # the migration committed; the head file was never written
+    code, out, _ = _verify(d, capsys)
+    assert code == 0 and "note: rolls.head is missing: the server stopped right after migrating" in out
+    _start(config)
+    assert (d / "rolls.head").is_file() and _verify(d, capsys)[0] == 0
+
+
 def test_a_migrated_log_checked_from_its_tail_knows_what_version_1_pruned(tmp_path: Path) -> None:
     d = tmp_path / "data"
     d.mkdir()
