@@ -3,7 +3,8 @@
 Builds a log of ``--rolls`` rolls through ``RollLog.commit`` (the server's own path: fsyncs,
 head file, pruning under ``--cap-mb``), each with a row shaped like a simulated tower's (four
 dice, one throw with its readings) plus ``--pad`` bytes, a ``--photo-kb`` photo and four
-``--crop-kb`` crops; then times, each best of ``--repeat`` with the files in the page cache:
+``--crop-kb`` crops (0: none, for a long log built quickly); then times, each best of
+``--repeat`` with the files in the page cache:
 
 - ``verify``: ``dicetower log verify`` (``integrity_check``, every file hashed)
 - ``verify --quick``: the server's start-up check (the chain's last 10,000 rows, the last 200
@@ -69,8 +70,8 @@ def build_log(data: Path, rolls: int, *, photo_kb: int, crop_kb: int, cap_mb: fl
         for i in range(rolls):
             rid = log.accept({"notation": "4d6", "roller": "bench"}, roller="bench", client="127.0.0.1")
             parts = _row_parts(i, pad)
-            photos = [PhotoFile("throw-0.jpg", os.urandom(photo_kb * 1024))]
-            photos += [PhotoFile(f"die-{s}.jpg", os.urandom(crop_kb * 1024)) for s in range(4)]
+            photos = [PhotoFile("throw-0.jpg", os.urandom(photo_kb * 1024))] if photo_kb else []
+            photos += [PhotoFile(f"die-{s}.jpg", os.urandom(crop_kb * 1024)) for s in range(4) if crop_kb]
             log.commit(
                 rid,
                 status="done",
