@@ -19,6 +19,7 @@ __all__ = [
     "CameraUnavailableError",
     "ConfigError",
     "ShakerClosedError",
+    "ShakerTimingError",
     "ThrowFailedError",
     "TowerError",
     "TrayKindError",
@@ -35,6 +36,14 @@ class ConfigError(TowerError, ValueError):
 
 class ShakerClosedError(TowerError, RuntimeError):
     """The shaker was closed; it drives its pin no more."""
+
+
+class ShakerTimingError(TowerError, ValueError):
+    """A time asked of the shaker that is not a time: not a number, not finite, negative, or past its bound.
+
+    Refused before anything moves: an infinite rest would move a virtual clock to infinity, where
+    every on-time measures zero and the duty budget never fills.
+    """
 
 
 class CameraError(TowerError):
