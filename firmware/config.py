@@ -68,6 +68,7 @@ Example (every key, with its default; see ``docs/tower.md``)::
 
 from __future__ import annotations
 
+import errno
 import math
 import re
 import tomllib
@@ -76,6 +77,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ..vision.files import read_bounded
 from .cameras import BACKENDS
 from .errors import ConfigError
 from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
@@ -111,7 +113,7 @@ PIN_FACTORIES = ("mock", "default", "lgpio", "rpigpio", "pigpio", "native")
 FAULTS = ("cocked", "touching", "blurred", "frozen", "black", "disconnect", "leaves_tray", "jam")
 #: Roles a die in the tray can have (the rules' :class:`~dicetower.rules.source.Role` values).
 ROLES = ("plain", "wild", "tens", "units")
-#: A config file larger than this is refused before parsing.
+#: A config file larger than this is refused before parsing (only a regular file is read at all).
 MAX_FILE_BYTES = 64 * 1024
 #: Most dice a tray may be loaded with (bounds every per-die loop of a throw).
 MAX_TRAY_DICE = 40
@@ -561,15 +563,16 @@ def load_config(path: str | Path | None = None, *, taught: str | Path | None = N
         return DEFAULT_CONFIG if taught is None else parse_config({}, DEFAULT_CONFIG.source, taught=taught)
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ConfigError(f"{path}: {size} bytes; a config file is at most {MAX_FILE_BYTES}")
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ConfigError(
+                f"{path}: {exc.strerror}; a config file is at most {MAX_FILE_BYTES} bytes"
+            ) from None
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         data = tomllib.loads(text)

@@ -34,6 +34,7 @@ reduced) about the file plus 64 MB. ``docs/limits.md`` lists these limits.
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +42,7 @@ import cv2
 import numpy as np
 
 from .errors import VisionError
+from .files import read_bounded
 from .image_format import (
     FormatError,
     ImageHeader,
@@ -117,19 +119,15 @@ def load_image_info(path: str | Path) -> LoadedImage:
     """Decode ``path`` like :func:`load_image` and also report the downscale factor."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        data = read_bounded(path, MAX_FILE_BYTES)
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ImageError(f"{path}: file too large ({exc.strerror})") from None
+        if exc.errno == errno.EINVAL:
+            raise ImageError(f"{path}: {exc.strerror}") from None
         raise ImageError(f"{path}: cannot read image: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise ImageError(f"{path}: not a file")
-    if size == 0:
+    if not data:
         raise ImageError(f"{path}: empty file (0 bytes)")
-    if size > MAX_FILE_BYTES:
-        raise ImageError(f"{path}: file too large ({size} bytes > {MAX_FILE_BYTES})")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ImageError(f"{path}: cannot read image: {exc.strerror or exc}") from None
     return decode_image(data, name=str(path))
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..dnn import load_onnx
 from ..faces.glyphs import TEXTS
+from ..files import read_bounded
 from ..kinds import KINDS, label_of
 from ..reading import UnreadableReason
 from .body import Body
@@ -140,15 +141,17 @@ class TaughtModel:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         path = self.folder / CARD
-        if not path.is_file():
+        if not path.exists():
             raise TaughtModelError(
                 f"{self.folder}: no {CARD}; a taught model is written by 'dicetower teach fit'"
             )
-        if path.stat().st_size > MAX_CARD_BYTES:
-            raise TaughtModelError(f"{path}: larger than {MAX_CARD_BYTES} bytes")
         try:
-            card = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raw = read_bounded(path, MAX_CARD_BYTES)
+        except OSError as exc:
+            raise TaughtModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        try:
+            card = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
             raise TaughtModelError(f"{path}: not a taught model's card ({exc})") from None
         if not isinstance(card, dict) or card.get("schema") != SCHEMA:
             raise TaughtModelError(f"{path}: not a {SCHEMA} card")
