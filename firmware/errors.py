@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .records import ThrowRecord
 
 __all__ = [
@@ -31,7 +33,15 @@ class TowerError(Exception):
 
 
 class ConfigError(TowerError, ValueError):
-    """A configuration that cannot be used; names the file, the key and what is allowed."""
+    """A configuration that cannot be used; names the file, the key and what is allowed.
+
+    The message is the first problem found; ``problems`` holds every one (``tower config --check``
+    prints them all).
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: tuple[str, ...] = tuple(problems) or (message,)
 
 
 class ShakerClosedError(TowerError, RuntimeError):

@@ -293,7 +293,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a = action("watch", "roll once and show the tower's state on one live terminal line", _watch)
     a.add_argument("expression", nargs="?", help="what to roll (default: the config's [roll] default)")
     a = sub.add_parser("config", help="validate a config file, or print the config in force")
-    a.add_argument("--check", metavar="FILE", help="validate FILE and say what is wrong, if anything")
+    a.add_argument(
+        "--check", metavar="FILE", help="validate FILE and say everything that is wrong, if anything"
+    )
     a.add_argument("--config", metavar="PATH", help="print this file's config (validated)")
     a.set_defaults(func=_config)
 
@@ -493,10 +495,16 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from ..config import DEFAULT_CONFIG, DEFAULT_PATH, load_config
+    from ...rules.errors import printable
+    from ..config import DEFAULT_CONFIG, DEFAULT_PATH, ConfigError, load_config
 
     if args.check:
-        cfg = load_config(args.check)
+        try:
+            cfg = load_config(args.check)
+        except ConfigError as exc:  # every problem, each on its own line
+            for problem in exc.problems:
+                print(f"dicetower: error: {printable(problem)}", file=sys.stderr)
+            return 1
         what = f"{cfg.camera.backend} camera, {cfg.pins.factory} pins, dice: {cfg.dice.describe()}"
         if cfg.reader.taught:
             what += f", taught: {cfg.reader.taught}"
