@@ -26,6 +26,7 @@ import numpy as np
 from ..dnn import load_onnx
 from ..faces.glyphs import TEXTS
 from ..files import read_bounded
+from ..imageio import ImageError, load_image
 from ..kinds import KINDS, label_of
 from ..reading import UnreadableReason
 from .body import Body
@@ -177,7 +178,12 @@ class TaughtModel:
             except cv2.error as exc:
                 raise TaughtModelError(f"{net_path}: cannot be read ({exc})") from None
         tray = self.folder / "tray.png"
-        self.tray: np.ndarray | None = cv2.imread(str(tray), cv2.IMREAD_COLOR) if tray.is_file() else None
+        self.tray: np.ndarray | None = None
+        if tray.exists():  # read as every photo is: its header checked before a pixel is decoded
+            try:
+                self.tray = load_image(tray)
+            except ImageError as exc:
+                raise TaughtModelError(str(exc)) from None
 
     def die(self, identity: str) -> TaughtDieCard:
         """The taught die called ``identity``."""
