@@ -2,7 +2,8 @@
 
 ``verify`` exits 1 and names every row that was edited, deleted or moved (and any photo
 that no longer matches its hash); ``export --csv|--json`` writes every row to stdout or
-``--out FILE``.
+``--out FILE``, with control characters in stored fields escaped (JSON escapes, which read back
+to the same text; in CSV as error messages show them), so no field acts on the terminal.
 """
 
 from __future__ import annotations
@@ -61,11 +62,14 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from .output import EscapedWriter
+
+    as_json = args.format == "json"
     with open_roll_log(args.data) as log:
         if args.out is None:
-            n = log.export(sys.stdout, args.format)
+            n = log.export(EscapedWriter(sys.stdout, json_escapes=as_json), args.format)
         else:
             with open(args.out, "w", newline="", encoding="utf-8") as fh:
-                n = log.export(fh, args.format)
+                n = log.export(EscapedWriter(fh, json_escapes=as_json), args.format)
     print(f"exported {n} rolls", file=sys.stderr)
     return 0
