@@ -75,9 +75,9 @@ class RealClock(Clock):
 
         Why: a wait that ends needs the GIL back before its thread can act, and a busy thread
         holds it for up to the switch interval (5 ms by default, longer with several busy
-        threads); measured under load, pulses ran up to twice as late past their time without
-        this. The setting is the whole interpreter's, so it is counted: the first block in lowers
-        it, the last one out restores what was there.
+        threads); under load a wait returns about half as late with it. The setting is the
+        whole interpreter's, so it is counted: the first block in lowers it, the last one out
+        restores what was there.
         """
         return _punctual()
 
