@@ -3,7 +3,9 @@
 ``verify`` exits 1 and names every row that was edited, deleted or moved, every file that no
 longer matches its hash, a head file that does not match the log's end, and any page SQLite
 finds damaged; it opens the log read-only and never changes it. ``export --csv|--json`` writes
-every row to stdout or ``--out FILE``.
+every row to stdout or ``--out FILE``, with control characters in stored fields escaped (JSON
+escapes, which read back to the same text; in CSV as error messages show them), so no field
+acts on the terminal.
 """
 
 from __future__ import annotations
@@ -89,11 +91,14 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from .output import EscapedWriter
+
+    as_json = args.format == "json"
     with open_roll_log(args.data) as log:
         if args.out is None:
-            n = log.export(sys.stdout, args.format)
+            n = log.export(EscapedWriter(sys.stdout, json_escapes=as_json), args.format)
         else:
             with open(args.out, "w", newline="", encoding="utf-8") as fh:
-                n = log.export(fh, args.format)
+                n = log.export(EscapedWriter(fh, json_escapes=as_json), args.format)
     print(f"exported {n} rolls", file=sys.stderr)
     return 0

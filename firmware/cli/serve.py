@@ -86,8 +86,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _announce(token: str, data_dir: Path) -> None:
+    from ...rules.errors import printable
+
     print(
-        f"dicetower: created the API token (stored 0600 in {data_dir / 'api-token'}; shown only now):\n"
+        f"dicetower: created the API token (stored 0600 in {printable(str(data_dir / 'api-token'))};"
+        " shown only now):\n"
         f"  {token}\n  send it as: Authorization: Bearer <token>",
         file=sys.stderr,
         flush=True,
@@ -97,6 +100,7 @@ def _announce(token: str, data_dir: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from ...rules.errors import printable
     from ..server.app import ServerConfig, create_app
     from ..server.rolling import DiceSupply, RandomSupply
     from ..server.rolllog import check_log, default_data_dir
@@ -150,8 +154,9 @@ def run(args: argparse.Namespace) -> int:
         log_check=check,
     )
     print(
-        f"dicetower: serving on http://{host}:{port} (overlay /overlay, fairness /fairness, "
-        f"API /openapi.json{', naming /teach' if teach_dir else ''}); {what}; roll log in {data_dir}",
+        f"dicetower: serving on http://{printable(host)}:{port} (overlay /overlay, fairness /fairness, "
+        f"API /openapi.json{', naming /teach' if teach_dir else ''}); {printable(what)};"
+        f" roll log in {printable(str(data_dir))}",
         file=sys.stderr,
         flush=True,
     )
