@@ -303,6 +303,12 @@ def _fit_model(
         )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    for stale in (
+        *(network_file(n) for n in Network),
+        "tray.png",
+        CARD,
+    ):  # a model replaced leaves none of its files
+        (out / stale).unlink(missing_ok=True)
     cards: list[TaughtDieCard] = []
     for network in Network:
         mine = [f for f in fitted if f.network is network]
