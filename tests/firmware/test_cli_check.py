@@ -108,7 +108,7 @@ def test_system_help_lists_params_and_examples(capsys):
 def test_check_help_shows_its_options(capsys):
     code, out, _ = run(["check", "wizard-quest", "attack", "--help"], capsys)
     assert code == 0
-    assert "--opponent_level" in out and "--faces" in out and "example:" in out
+    assert "--opponent_level" in out and "--faces" in out and "examples:" in out
 
 
 @pytest.mark.parametrize("system", system_names())

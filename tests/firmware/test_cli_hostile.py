@@ -83,7 +83,7 @@ def test_escape_sequences_in_notation_are_shown_escaped(capsys: pytest.CaptureFi
     lines = _roll_error(capsys, "1d6\x1b]0;owned\x07+2")
     assert "\x1b" not in "".join(lines) and "\x07" not in "".join(lines)
     assert lines == [
-        "dicetower: error: unexpected '\\x1b' at position 4",
+        "dicetower: error: unexpected '\\x1b' at column 4",
         "  1d6\\x1b]0;owned\\x07+2",
         "     ^",
     ]
