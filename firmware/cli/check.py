@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 from ...rules.errors import RuleParameterError
 from ...rules.source import DiceSource, FixedSource, RandomSource
@@ -19,6 +19,7 @@ from ...rules.systems import Check, System, get_system, run_check, system_names
 from ...rules.systems.format import format_exact, format_probability, format_result
 from ...rules.typed import parse_faces, parse_seed
 from . import COMMANDS
+from .parsing import CliParser
 from .tower import add_tower_arguments, check_on_tower
 
 __all__ = [
@@ -139,16 +140,12 @@ def _param_help(p: Any) -> str:
     return "; ".join(bits)
 
 
-class _CheckParser(argparse.ArgumentParser):
-    """argparse that raises instead of printing usage and exiting 2.
+class _CheckParser(CliParser):
+    """The second pass's parser: a usage error is the first pass's one line, hint and exit 2.
 
-    ``main`` turns a :class:`RuleParameterError` into the one ``dicetower: error:`` line;
-    argparse's own ``error()`` would dump the usage block and exit 2 (e.g. ``--level`` with
-    no value), which is neither one line nor the documented exit code 1.
+    Its prog names the check (``dicetower check wizard-quest pool``), so the hint names that
+    check's help page, which lists its parameters.
     """
-
-    def error(self, message: str) -> NoReturn:
-        raise RuleParameterError(f"{self.prog.removeprefix('dicetower ')}: {message}")
 
 
 def build_check_parser(system: System, check: Check, command: str = "check") -> argparse.ArgumentParser:
@@ -206,8 +203,8 @@ def parse_check_args(
         return parser.format_help()
     ns, unknown = parser.parse_known_args(args.rest)
     if unknown:
-        raise RuleParameterError(
-            f"{check.name}: unknown option(s) {' '.join(unknown)}; "
+        parser.error(
+            f"unknown option(s) {' '.join(unknown)}; "
             f"known: {', '.join('--' + p.name for p in check.params) or 'none'}"
         )
     params = {p.name: getattr(ns, p.name) for p in check.params if getattr(ns, p.name) is not None}
