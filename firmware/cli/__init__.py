@@ -48,6 +48,17 @@ COMMANDS: dict[str, str] = {
 SUBCOMMANDS: tuple[str, ...] = tuple(COMMANDS)
 
 
+EXAMPLES = """\
+examples:
+  dicetower roll 4d6kh3+2                   roll dice notation with the RNG
+  dicetower roll 4d6kh3+2 --tower sim       roll real (here simulated) dice on the tower
+  dicetower check wizard-quest pool --level 5   a rule system's check
+  dicetower serve                           the API and the OBS overlay on http://127.0.0.1:8080
+
+Run 'dicetower COMMAND --help' for a command's options and examples.
+"""
+
+
 def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The ``dicetower`` parser with the subcommand modules ``only`` (default: all of them).
 
@@ -67,17 +78,6 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
         else:
             sub.add_parser(name, help=help, add_help=False)
     return parser
-
-
-EXAMPLES = """\
-examples:
-  dicetower roll 4d6kh3+2                   roll dice notation with the RNG
-  dicetower roll 4d6kh3+2 --tower sim       roll real (here simulated) dice on the tower
-  dicetower check wizard-quest pool --level 5   a rule system's check
-  dicetower serve                           the API and the OBS overlay on http://127.0.0.1:8080
-
-Run 'dicetower COMMAND --help' for a command's options and examples.
-"""
 
 
 def _modules_for(argv: Sequence[str]) -> tuple[str, ...]:

@@ -59,12 +59,14 @@ class ThrowFolder:
         paths = []
         stamp = time.strftime("%Y%m%d-%H%M%S")
         for record in records:
-            if record.saved is None:
+            path = record.saved
+            if path is None:
                 ThrowFolder._counter += 1
-                record.save(self.folder, f"{THROW_PREFIX}{stamp}-{os.getpid()}-{ThrowFolder._counter:04d}")
-            assert record.saved is not None
-            self._roll.add(record.saved.stem)
-            paths.append(record.saved)
+                path = record.save(
+                    self.folder, f"{THROW_PREFIX}{stamp}-{os.getpid()}-{ThrowFolder._counter:04d}"
+                )
+            self._roll.add(path.stem)
+            paths.append(path)
         prune_throw_folder(self.folder, self.cap, keep=self._roll)
         return paths
 

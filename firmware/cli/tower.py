@@ -534,7 +534,7 @@ def _config(args: argparse.Namespace) -> int:
 
     if args.check is not None:
         check = Path(args.check or args.config or DEFAULT_PATH)
-        if not check.is_file():
+        if not (args.check or args.config or check.exists()):  # a named file: load_config says what is wrong
             raise ConfigError(f"no config file at {check}: give --check FILE")
         try:
             cfg = load_config(check)
