@@ -109,8 +109,9 @@
     const tone = toneOf(roll);
     if (tone !== "failed" && !roll.outcome) return null;
     let text = tone === "failed" ? "failed" : roll.outcome.replace(/_/g, " ");
-    if (tone === "critical" && !CRITICAL.has(roll.outcome)) text = `critical ${text}`;
-    if (tone === "botch" && roll.outcome !== "botch") text = `botched ${text}`;
+    // a flag the outcome's name does not already say ("success" with a critical wild die)
+    if (tone === "critical" && !/crit|death/.test(text)) text = `critical ${text}`;
+    if (tone === "botch" && !/botch|crit/.test(text)) text = `botched ${text}`;
     const b = el("span", `badge tone-${tone}`, text);
     b.dataset.tone = tone;
     if (typeof roll.degree === "number" && roll.degree !== 0) {

@@ -133,8 +133,10 @@ def test_each_badge_colour_has_the_meaning_the_docs_state(browser, rng_config: S
         roll = by_id[rid]
         assert tone == _tone(roll), (roll, tone)
         assert f": {meanings[tone]}" in title, (title, meanings[tone])  # the page says what the docs say
-        if roll.get("critical") and tone == "critical":
-            assert text.startswith(f"critical {roll['outcome']}")  # a yellow success says why it is yellow
+        if tone == "critical" and roll["outcome"] == "success":
+            assert text.startswith("critical success")  # a yellow success says why it is yellow
+        if tone == "botch" and roll["outcome"] in ("success", "failure"):
+            assert text.startswith(f"botched {roll['outcome']}")
         colours.setdefault(tone, set()).add(colour)
     assert {"success", "critical", "botch"} <= set(colours), colours  # the rolls show the tones at issue
     assert all(len(c) == 1 for c in colours.values()), colours  # one colour per tone
