@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import COMMANDS
 from .tower import add_tower_arguments
 
 __all__ = ["register", "run"]
@@ -41,7 +42,7 @@ def _env(name: str, default: str) -> str:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "serve",
-        help="run the HTTP/WebSocket API, the OBS overlay and the roll log",
+        help=COMMANDS["serve"],
         description="Serve rolls over HTTP and WebSocket, the OBS overlay and the fairness page.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -58,7 +59,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-queue", type=int, default=100, help="rolls that may wait; more get 503 (default 100)"
     )
     p.add_argument(
-        "--photo-cap-mb", type=float, default=512, help="photo folder cap; oldest pruned (default 512)"
+        "--photo-cap-mb",
+        type=float,
+        default=None,
+        metavar="MB",
+        help="photo folder cap; oldest pruned (DICETOWER_PHOTO_CAP_MB; default 512)",
     )
     p.add_argument(
         "--accept-broken-log",
@@ -81,7 +86,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0.0,
         help="seconds each RNG throw takes, as a tower's would (demos)",
     )
-    add_tower_arguments(p, default=None)
+    add_tower_arguments(p, default=None, throws=False)  # photos go in the roll log
     p.set_defaults(func=run)
 
 
@@ -101,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ...rules.errors import printable
+    from ..photo_cap import photo_cap_bytes
     from ..server.app import ServerConfig, create_app
     from ..server.rolling import DiceSupply, RandomSupply
     from ..server.rolllog import check_log, default_data_dir
@@ -111,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else int(_env("PORT", "8080"))
     data_dir = args.data or default_data_dir()
     rate = args.rate if args.rate is not None else float(_env("RATE", "2"))
+    photo_cap = photo_cap_bytes(args.photo_cap_mb)
     teach_dir = args.teach or (Path(_env("TEACH_DIR", "")) if _env("TEACH_DIR", "") else None)
     if teach_dir is not None:
         from ...vision.taught.naming import load_teach
@@ -145,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         require_token=True if args.require_token else None,
         rate_per_second=rate,
         rate_burst=args.burst,
-        photo_cap_bytes=int(args.photo_cap_mb * 2**20),
+        photo_cap_bytes=photo_cap,
         max_waiting=max(1, min(args.max_queue, 10_000)),
         supply_factory=open_supply,
         announce_token=_announce,
