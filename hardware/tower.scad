@@ -15,8 +15,8 @@
 // the scale the reader expects (px_per_mm at the dice's top faces). The echoes at the end (lens height, scale,
 // cable run, ...) are what BUILD.md, lighting.md and spec.toml quote; tests/hardware checks that they agree.
 
-PARTS = ["tray", "base", "floor_plate", "solenoid_bracket", "mast", "camera_arm", "light_ring", "shroud",
-         "shroud_door"];
+PARTS = ["tray", "base", "floor_plate", "solenoid_bracket", "mast", "camera_arm", "camera_cap", "light_ring",
+         "shroud", "shroud_door"];
 part = "assembly";
 
 // --- Camera: Raspberry Pi Camera Module 3, standard lens (spec.toml [camera]). ---
@@ -37,19 +37,17 @@ m2_pilot = 1.8;             // M2 self-tapping into plastic
 tray_d = 105;          // inner diameter of the tray floor
 tray_wall = 3;         // wall thickness
 tray_wall_h = 35;      // wall height above the floor: high enough that a shaken die stays in
-tray_floor = 3;        // floor thickness
+tray_floor = 5;        // floor thickness: flat underneath (prints without supports); the plunger strikes its
+                       // centre, the grommet screws hold in blind holes in it
 liner_t = 2;           // neoprene or felt liner on the floor (bom.md); the dice rest on it
 tray_colour = "#33393f";  // print colour of the tray: dark grey, matte (PLA "matte" or PETG, no gloss)
 liner_colour = "#2b2f33"; // the liner's colour: dark grey, one even colour
-strike_pad_d = 20;     // thickened disc under the floor's centre, where the plunger strikes
-strike_pad_t = 3;
 
 // --- Floating mount: the tray rests on three rubber grommets so the solenoid can kick it. ---
 m3_clear = 3.4;        // M3 through a part
 m3_pilot = 2.5;        // M3 self-tapping into plastic
-grommet_seat_d = 10;   // grommet outer diameter
 grommet_r = tray_d / 2 - 8;   // grommets sit on this radius under the floor
-float_gap = 6;         // clearance between the tray and the base's top
+float_gap = 6;         // clearance between the tray and the base's top: the grommets' height
 
 // --- Solenoid under the tray (bom.md L1): measure yours. ---
 sol_body_w = 20;       // body width across the mounting face
@@ -98,13 +96,14 @@ ring_od = 120;
 ring_h = 14;
 diffuser_t = 3;        // opal acrylic ring or a white print this thick
 chimney_t = 2;         // the tube from the ring up to the camera cap: no light from above
+chimney_seat = 2;      // the chimney stands this deep in a groove in the ring's top
 cap_t = 5;
 
 // --- Shroud: closes the tower's sides so the tray light is the only light (lighting.md). ---
 shroud_t = 2;
 shroud_gap = 1;        // between the light ring and the shroud
-door_angle = 80;       // the front opening, for loading dice
-door_h = 75;           // the opening's height above the base's top
+groove_d = 1.5;        // the groove in the base's top the shroud stands in
+door_angle = 80;       // the front opening, for loading dice: the shroud's whole height, so nothing bridges it
 door_t = 2;
 rail_angle = 8;
 rail_fit = 0.6;
@@ -136,7 +135,7 @@ mast_y = base_d / 2 - base_wall - mast_t;   // the mast stands at the back
 shroud_r = ring_od / 2 + shroud_gap;        // inner radius
 shroud_R = shroud_r + shroud_t;
 rail_r = shroud_R + door_t + rail_fit;      // the door slides between the shroud and the rails' lips
-cap_r = ring_id / 2 + chimney_t;
+cap_r = ring_id / 2 + 2 + chimney_t;      // the chimney stands on the ring's top, 2 mm out from the bore
 cap_screw_y = [-(cap_r - 5), cap_r - 5];    // two M3 from the arm into the cap
 arm_y0 = -cap_r;
 ribbon_y = cam_lens_y * -1 + cam_board[1] / 2 + 1;   // slot beside the board's connector edge (+y)
@@ -167,14 +166,11 @@ module tray() {
     translate([0, 0, tray_top_z]) difference() {
         union() {
             cylinder(d = tray_d + 2 * tray_wall, h = tray_floor + tray_wall_h);
-            translate([0, 0, -strike_pad_t]) cylinder(d = strike_pad_d, h = strike_pad_t + eps);
-            for (p = grommet_xy)
-                translate([p[0], p[1], -float_gap / 2]) cylinder(d = grommet_seat_d + 4, h = float_gap / 2 + eps);
         }
         translate([0, 0, tray_floor]) cylinder(d = tray_d, h = tray_wall_h + 1);
         // M3 from below through the grommet, into a blind pilot: the floor stays whole under the liner
         for (p = grommet_xy)
-            translate([p[0], p[1], -float_gap]) cylinder(d = m3_pilot, h = float_gap + tray_floor - 1);
+            translate([p[0], p[1], -1]) cylinder(d = m3_pilot, h = tray_floor);
     }
 }
 
@@ -192,11 +188,11 @@ module base() {
                     cube([base_w - 2 * base_wall, base_d - 2 * base_wall, base_h - base_wall]);
             }
             for (p = post_xy) translate([p[0] - post / 2, p[1] - post / 2, 0]) cube([post, post, base_h - eps]);
-            // a low rim on the top locates the shroud
-            translate([0, 0, base_h - eps]) difference() {
-                cylinder(r = shroud_r - 0.3, h = 3);
-                cylinder(r = shroud_r - 2.3, h = 3 + eps);
-            }
+        }
+        // a groove in the top locates the shroud (the base prints top-down, so the top stays flat on the bed)
+        translate([0, 0, base_h - groove_d]) difference() {
+            cylinder(r = shroud_R + 0.4, h = groove_d + 1);
+            translate([0, 0, -1]) cylinder(r = shroud_r - 0.4, h = groove_d + 3);
         }
         // floor plate screws (M3 self-tapping into the posts)
         for (p = post_xy) translate([p[0], p[1], -eps]) cylinder(d = m3_pilot, h = 12);
@@ -285,30 +281,42 @@ module camera_arm() {
 }
 
 module light_ring() {
-    // The ring (LED strip in a channel open downwards, the diffuser in a seat under it), a chimney up to the
-    // camera cap that keeps light from above out of the tray, and the cap the camera screws under.
+    // The ring: the LED strip in a channel open downwards, the diffuser in a seat under it. It prints upside
+    // down (its flat top on the bed); the camera cap's chimney stands in the groove on its top, glued.
     difference() {
-        union() {
-            translate([0, 0, ring_z]) cylinder(d = ring_od, h = ring_h);
-            translate([0, 0, ring_top_z - eps]) cylinder(r = cap_r, h = cap_z - ring_top_z + 2 * eps);
-            translate([0, 0, cap_z]) cylinder(r = cap_r, h = cap_t);
-        }
+        translate([0, 0, ring_z]) cylinder(d = ring_od, h = ring_h);
         // channel for the LED strip, open downward behind the diffuser
         translate([0, 0, ring_z - eps]) difference() {
             cylinder(d = ring_od - 6, h = ring_h - 3);
-            cylinder(d = ring_id + 6, h = ring_h);
+            cylinder(r = cap_r + 2, h = ring_h);
         }
-        // the bore and the chimney's inside
-        translate([0, 0, ring_z - 1]) cylinder(d = ring_id, h = cap_z - ring_z + 1);
+        translate([0, 0, ring_z - 1]) cylinder(d = ring_id, h = ring_h + 2);
         // seat for the diffuser ring
         translate([0, 0, ring_z - eps]) difference() {
             cylinder(d = ring_od - 2, h = diffuser_t);
             cylinder(d = ring_id + 2, h = diffuser_t);
         }
+        // the groove the chimney stands in
+        translate([0, 0, ring_top_z - chimney_seat]) difference() {
+            cylinder(r = cap_r + 0.2, h = chimney_seat + 1);
+            translate([0, 0, -1]) cylinder(r = cap_r - chimney_t - 0.2, h = chimney_seat + 3);
+        }
         // the LED strip's two wires leave through the ring's top at the back
         translate([0, (ring_od + ring_id) / 4, ring_top_z - 4]) cylinder(d = 4, h = 5);
+    }
+}
+
+module camera_cap() {
+    // The cap the camera screws under, on a chimney down to the light ring: no light from above reaches the
+    // tray. Prints cap-down; the arm's two screws hold it (and the ring glued to it) up.
+    difference() {
+        union() {
+            translate([0, 0, ring_top_z - chimney_seat]) cylinder(r = cap_r, h = cap_z - ring_top_z + chimney_seat + eps);
+            translate([0, 0, cap_z]) cylinder(r = cap_r, h = cap_t);
+        }
+        translate([0, 0, ring_top_z - chimney_seat - 1]) cylinder(r = cap_r - chimney_t, h = cap_z - ring_top_z + chimney_seat + 1);
         // the camera's M2 screws, the ribbon's slot and the arm's two screws
-        for (p = cam_holes_xy) translate([p[0], p[1], cap_z - cam_standoff - 1]) cylinder(d = m2_pilot, h = cam_standoff + cap_t - 1);
+        for (p = cam_holes_xy) translate([p[0], p[1], cap_z - 1]) cylinder(d = m2_pilot, h = cap_t - 1);
         translate([-ribbon_w / 2, ribbon_y, cap_z - 1]) cube([ribbon_w, 3, cap_t + 2]);
         for (y = cap_screw_y) translate([0, y, cap_z - 1]) cylinder(d = m3_pilot, h = cap_t + 2);
     }
@@ -329,7 +337,7 @@ module shroud() {
         difference() {
             cylinder(r = shroud_R, h = h);
             translate([0, 0, -1]) cylinder(r = shroud_r, h = h + 2);
-            translate([0, 0, -1]) arc(shroud_r - 1, shroud_R + 1, door_h + 1, -90 - door_angle / 2, door_angle);
+            translate([0, 0, -1]) arc(shroud_r - 1, shroud_R + 1, h + 2, -90 - door_angle / 2, door_angle);
         }
         // two rails beside the opening: the door slides down between them and the shroud
         for (s = [-1, 1]) {
@@ -342,13 +350,13 @@ module shroud() {
 }
 
 module shroud_door() {
-    translate([0, 0, base_h]) difference() {
-        union() {
-            arc(shroud_R + rail_fit / 2, shroud_R + rail_fit / 2 + door_t, door_h + 8, -90 - door_angle / 2 - 2 - (rail_angle - 3.5),
-                door_angle + 2 * (2 + rail_angle - 3.5));
-            // a grip at the top
-            translate([0, 0, door_h + 4]) arc(shroud_R + rail_fit / 2, shroud_R + rail_fit / 2 + door_t + 6, 4, -96, 12);
-        }
+    // Slides down between the rails and the shroud; lift it by its grip to load dice.
+    h = ring_top_z - base_h;
+    overlap = rail_angle - 3.5;   // how far past the opening the door reaches under each rail
+    r0 = shroud_R + rail_fit / 2;
+    translate([0, 0, base_h]) {
+        arc(r0, r0 + door_t, h, -90 - door_angle / 2 - 2 - overlap, door_angle + 2 * (2 + overlap));
+        translate([0, 0, h - 12]) arc(r0 + door_t - eps, r0 + door_t + 6, 4, -96, 12);
     }
 }
 
@@ -370,6 +378,7 @@ else if (part == "solenoid_bracket") solenoid_bracket();
 else if (part == "mast") mast();
 else if (part == "camera_arm") camera_arm();
 else if (part == "light_ring") light_ring();
+else if (part == "camera_cap") camera_cap();
 else if (part == "shroud") shroud();
 else if (part == "shroud_door") shroud_door();
 else if (part == "inside") {
@@ -386,6 +395,7 @@ else if (part == "assembly") {
     color("dimgray") mast();
     color("dimgray") camera_arm();
     color("white") light_ring();
+    color("dimgray") camera_cap();
     color("dimgray", 0.35) shroud();
     color("dimgray", 0.35) shroud_door();
     bought_parts();
@@ -407,6 +417,12 @@ echo(str("pixels per mm at the dice tops: ", px_per_mm_at(top_distance)));
 echo(str("pixels per mm on the tray floor: ", px_per_mm_at(lens_h)));
 echo(str("frame on the tray floor, short side: ", capture_px[1] / px_per_mm_at(lens_h), " mm"));
 echo(str("focus, dioptres: ", 1000 / lens_h));
+// The tray's outline in the frame, for `dicetower tower calibrate --tray` (pixels, the tray centred in the
+// frame): the wall at the dice's tops, so a die against the wall is inside it.
+function joined(v, i = 0) = i >= len(v) ? "" : str(i > 0 ? "," : "", v[i], joined(v, i + 1));
+tray_px = tray_d / 2 * px_per_mm;
+echo(str("tray outline for calibrate --tray: ", joined([for (a = [0:30:330], c = [0, 1])
+    round(capture_px[c] / 2 + tray_px * (c == 0 ? cos(a) : sin(a)))])));
 // the ribbon: camera to the arm's mast end, down the mast, through the base's top, to the Pi's farthest corner
 cable_run = (mast_y - ribbon_y) + (arm_z + arm_t - base_h) + (base_h - standoff_h)
     + max([for (c = [[0, 0], [1, 0], [0, 1], [1, 1]])

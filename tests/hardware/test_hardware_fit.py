@@ -89,29 +89,34 @@ def tray_floor(parts: dict[str, Mesh]) -> tuple[float, float]:
     return radius, float(points[on_wall, 2].min())
 
 
-def test_the_tray_floats_inside_the_rim_and_the_shroud(
+def test_the_tray_floats_inside_the_shroud_which_stands_in_its_groove(
     parts: dict[str, Mesh], level: dict[str, float]
 ) -> None:
     axis = tray_axis(parts)
     tray_points = parts["tray"].triangles.reshape(-1, 3)
     tray_r = float(np.hypot(tray_points[:, 0] - axis[0], tray_points[:, 1] - axis[1]).max())
-    rim = parts["base"].cut(level["base top"] + 1.5)
-    rim_inner = float(min(loop.radii(axis).min() for loop in rim if loop.is_hole))
-    rim_outer = float(max(loop.radii(axis).max() for loop in rim if not loop.is_hole))
-    assert tray_r + 2 <= rim_inner, f"the tray (r {tray_r:.1f}) touches the shroud's rim (r {rim_inner:.1f})"
-    # the shroud stands round the rim, touching nowhere, a loose fit all round (where it has a wall)
-    shroud = parts["shroud"].cut(level["base top"] + 1.5)
-    rim_points = [tuple(p) for loop in rim if not loop.is_hole for p in loop.points]
-    assert not any(material_at(shroud, *p) for p in rim_points), "the shroud does not fit over the rim"
+    z = level["base top"] - 0.5  # through the groove in the base's top
+    top, shroud = parts["base"].cut(z), parts["shroud"].cut(level["base top"] + 0.5)
     for angle in range(0, 360, 10):
-        wall = along(shroud, axis, angle, rim_inner, rim_outer + 5)
-        rim_edge = along(rim, axis, angle, rim_outer + 5, rim_inner)
-        assert rim_edge is not None and (wall is None or wall - rim_edge <= 1), angle
-    # the tray's three grommet screws come up through the base's top
-    tray_holes = parts["tray"].holes(level["tray underside"] - 1, M3_PILOT)
-    base_holes = parts["base"].holes(level["base top"] - 1.5, M3)
+        wall_in = along(shroud, axis, angle, tray_r, tray_r + 20)
+        if wall_in is None:
+            continue  # the door's opening
+        wall_out = along(shroud, axis, angle, tray_r + 20, tray_r)
+        assert wall_out is not None
+        groove_in = along(top, axis, angle, wall_in, tray_r)  # the groove's inner edge, looking inwards
+        groove_out = along(top, axis, angle, wall_in, tray_r + 20)
+        assert groove_in is not None and groove_out is not None, angle
+        assert groove_in <= wall_in and wall_out <= groove_out, f"the shroud misses the groove at {angle}°"
+        assert (groove_out - groove_in) - (wall_out - wall_in) <= 1, f"the groove is loose at {angle}°"
+        assert tray_r + 2 <= wall_in, f"the tray (r {tray_r:.1f}) touches the shroud (r {wall_in:.1f})"
+    # the tray's three grommet screws come up through the base's top into blind holes in the tray's floor
+    tray_holes = parts["tray"].holes(level["tray underside"] + 1, M3_PILOT)
+    base_holes = parts["base"].holes(level["base top"] - 2.5, M3)
     assert len(tray_holes) == 3
     assert all(near(h, base_holes) for h in tray_holes), (tray_holes, base_holes)
+    assert not parts["tray"].holes(level["dice rest"] - 0.5, M3_PILOT), (
+        "the grommet holes go through the floor"
+    )
 
 
 def test_the_shroud_and_its_door_close_the_sides(parts: dict[str, Mesh], level: dict[str, float]) -> None:
@@ -123,19 +128,42 @@ def test_the_shroud_and_its_door_close_the_sides(parts: dict[str, Mesh], level: 
         c, s = math.cos(math.radians(angle)), math.sin(math.radians(angle))
         return any(material_at(loops, axis[0] + r * c, axis[1] + r * s) for r in radii)
 
-    z_door = level["tray underside"] + 20  # where dice go in: the door's opening
-    shroud, door = parts["shroud"].cut(z_door), parts["shroud_door"].cut(z_door)
-    opening = [a for a in range(360) if not blocked(shroud, a)]
-    assert 60 <= len(opening) <= 100, "the shroud has no opening for loading dice"
-    assert all(blocked(door, a) for a in opening), "the door leaves part of the opening uncovered"
-    above = parts["shroud"].cut(level["ring top"] - 5)
-    assert all(blocked(above, a) for a in range(360))
-    # the shroud reaches the light ring, and the ring fits inside it
+    for z in (level["tray underside"] + 20, level["ring top"] - 5):
+        shroud, door = parts["shroud"].cut(z), parts["shroud_door"].cut(z)
+        opening = [a for a in range(360) if not blocked(shroud, a)]
+        assert 60 <= len(opening) <= 100, "the shroud has no opening for loading dice"
+        assert all(blocked(door, a) for a in opening), f"the door leaves part of the opening open at z {z}"
+    # the shroud and the door reach the light ring, and the ring fits inside the shroud
     ring_top = level["ring top"]
     assert parts["shroud"].bounds[1][2] >= ring_top - 0.5
+    assert parts["shroud_door"].bounds[1][2] >= ring_top - 0.5
     ring = parts["light_ring"].cut(ring_top - 5)
     ring_r = max(loop.radii(axis).max() for loop in ring if not loop.is_hole)
-    assert ring_r < min(loop.radii(axis).min() for loop in above)
+    shroud_r = min(loop.radii(axis).min() for loop in parts["shroud"].cut(ring_top - 5))
+    assert ring_r < shroud_r
+
+
+def test_the_chimney_stands_in_the_light_rings_groove(
+    parts: dict[str, Mesh], level: dict[str, float]
+) -> None:
+    axis = tray_axis(parts)
+    cap, ring = parts["camera_cap"], parts["light_ring"]
+    z = cap.bounds[0][2] + 0.5  # the chimney's foot
+    assert ring.bounds[0][2] < z < level["ring top"], "the chimney does not reach into the ring"
+    chimney, groove = cap.cut(z), ring.cut(z)
+    for angle in range(0, 360, 15):
+        inner, outer = along(chimney, axis, angle, 0, 80), along(chimney, axis, angle, 80, 0)
+        assert inner is not None and outer is not None
+        assert not material_at(groove, *polar(axis, angle, (inner + outer) / 2)), (
+            "the ring has no groove there"
+        )
+        assert material_at(groove, *polar(axis, angle, inner - 0.5)) and material_at(
+            groove, *polar(axis, angle, outer + 0.5)
+        ), f"the groove is loose at {angle}°"
+
+
+def polar(axis: Point, angle: float, r: float) -> Point:
+    return axis[0] + r * math.cos(math.radians(angle)), axis[1] + r * math.sin(math.radians(angle))
 
 
 def test_the_camera_looks_down_the_tray_axis_at_the_readers_scale(
@@ -143,14 +171,14 @@ def test_the_camera_looks_down_the_tray_axis_at_the_readers_scale(
 ) -> None:
     camera = SPEC["camera"]
     axis = tray_axis(parts)
-    ring = parts["light_ring"]
-    holes = ring.holes(level["camera cap underside"] + 1, M2_PILOT)
+    cap, ring = parts["camera_cap"], parts["light_ring"]
+    holes = cap.holes(level["camera cap underside"] + 1, M2_PILOT)
     assert is_rectangle(holes, camera["holes_mm"]), holes
     centre = np.mean(holes, axis=0)
     lens = centre + np.array(camera["lens_from_holes_mm"])
     assert math.dist(lens, axis) < 0.5, f"the lens is {math.dist(lens, axis):.2f} mm off the tray's axis"
     # the board's back rests on the bosses around the holes; the lens front is the module's depth below
-    points = ring.triangles.reshape(-1, 3)
+    points = cap.triangles.reshape(-1, 3)
     on_bosses = np.min([np.hypot(points[:, 0] - x, points[:, 1] - y) for x, y in holes], axis=0) < 3
     lens_z = float(points[on_bosses, 2].min()) - camera["depth_mm"]
     inner_r, floor_z = tray_floor(parts)
@@ -166,9 +194,9 @@ def test_the_camera_looks_down_the_tray_axis_at_the_readers_scale(
     assert cap_w / (2 * top * tan_h) == pytest.approx(camera["px_per_mm"], rel=0.01)
     assert inner_r <= top * tan_v, "a die at the tray's wall is outside the frame"
     # the view cone clears the light ring's bore all the way down
-    ring_low = ring.bounds[0][2]
-    for z in (ring_low + 0.5, level["ring top"] - 0.5):
-        bore = min(loop.radii(axis).min() for loop in ring.cut(z) if loop.is_hole)
+    cuts = [(ring, ring.bounds[0][2] + 0.5), (ring, level["ring top"] - 0.5), (cap, cap.bounds[0][2] + 0.5)]
+    for part, z in cuts:
+        bore = min(loop.radii(axis).min() for loop in part.cut(z) if loop.is_hole)
         assert bore > (lens_z - z) * math.hypot(tan_h, tan_v), f"the light ring shades the frame at z {z}"
 
 
@@ -177,12 +205,12 @@ def test_the_arm_holds_the_camera_cap_and_sits_on_the_mast(
 ) -> None:
     arm_z = level["arm underside"]
     arm_holes = parts["camera_arm"].holes(arm_z + 1, M3)
-    cap_holes = parts["light_ring"].holes(arm_z - 1, M3_PILOT)
+    cap_holes = parts["camera_cap"].holes(arm_z - 1, M3_PILOT)
     mast_holes = parts["mast"].holes(arm_z - 1, M3_PILOT)
     assert len(cap_holes) == 2 and len(mast_holes) == 2
     assert all(near(h, arm_holes) for h in cap_holes + mast_holes)
     # the cap lies against the arm's underside, and the mast's top meets it too
-    assert parts["light_ring"].bounds[1][2] == pytest.approx(arm_z, abs=0.05)
+    assert parts["camera_cap"].bounds[1][2] == pytest.approx(arm_z, abs=0.05)
     assert parts["mast"].bounds[1][2] == pytest.approx(arm_z, abs=0.05)
 
 
