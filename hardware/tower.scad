@@ -25,6 +25,7 @@ camera_hfov = 66;           // horizontal field of view over the full sensor wid
 capture_px = [640, 480];    // [camera] width and height in the config
 px_per_mm = 4.4;            // the scale the reader and the simulated camera assume (a 22 mm d20 is 96 px)
 die_top_h = 16;             // the scale is met this far above the floor: a 16 mm d6's top face
+closest_focus = 100;        // mm; 50 for the Wide module
 cam_board = [25, 24];       // the module's board
 cam_holes = [21, 12.5];     // its four M2 holes' spacing
 cam_lens_y = -2.25;         // the lens's centre from the holes' centre, along the board (towards the far edge
@@ -155,7 +156,7 @@ arm_screw_xy = [for (x = [-1, 1]) [x * (mast_w / 2 - 5), mast_y + mast_t / 2 + 1
 // The view cone, at the ring's underside (its deepest point), stays inside the ring's bore.
 view_r_at_ring = (ring_drop + ring_h) * tan_diag + 3;
 assert(view_r_at_ring < ring_id / 2, "light ring bore too small: it would shade the lens's view");
-assert(lens_h >= 100, "lens closer than Camera Module 3's 100 mm closest focus: lower px_per_mm or use a bigger frame");
+assert(lens_h >= closest_focus, "lens nearer than the camera's closest focus: lower px_per_mm or capture more pixels");
 // A die against the wall is whole in the frame's short side, and the whole floor is in the frame.
 assert(tray_d / 2 <= top_distance * tan_v, "the tray is wider than the frame at the dice's tops: a die at the wall is cut off");
 assert(ring_od / 2 < base_w / 2 && rail_r + 2 < base_w / 2, "the shroud does not fit on the base");
