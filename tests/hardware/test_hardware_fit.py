@@ -307,3 +307,32 @@ def test_the_levels_stack_up_from_the_table(level: dict[str, float]) -> None:
         "arm underside",
     ]
     assert all(level[a] < level[b] for a, b in pairwise(order)), level
+
+
+def slots(loops: list[Loop]) -> list[Point]:
+    """Centres of the ribbon's slots in a cut: holes larger than a screw's, smaller than the plunger's."""
+    return [loop.centroid for loop in loops if loop.is_hole and 30 < -loop.area < 100]
+
+
+def test_the_ribbon_has_an_open_way_from_the_camera_to_the_base(
+    parts: dict[str, Mesh], level: dict[str, float]
+) -> None:
+    arm = slots(parts["camera_arm"].cut(level["arm underside"] + 1))
+    cap = slots(parts["camera_cap"].cut(level["camera cap underside"] + 1))
+    assert len(arm) == 2 and len(cap) == 1, (arm, cap)
+    # up through the cap beside the camera and through the arm above it
+    assert near(cap[0], arm, 0.5), (cap, arm)
+    # down through the arm at the mast, down the mast's channel, through its tongue and the base's top
+    at_mast = next(p for p in arm if not near(p, cap, 0.5))
+    mast = parts["mast"]
+    heights = [
+        level["base top"] - 1.5,
+        level["base top"] + 2,
+        *np.linspace(level["base top"] + 10, level["arm underside"] - 1, 6),
+    ]
+    for z in heights:
+        assert not material_at(mast.cut(z), *at_mast), f"the mast's channel is closed at z {z:.0f}"
+    assert not material_at(parts["base"].cut(level["base top"] - 1.5), *at_mast), "the base's top is closed"
+    assert material_at(mast.cut(level["base top"] + 50), at_mast[0], at_mast[1] + 6), (
+        "no mast behind the channel"
+    )
