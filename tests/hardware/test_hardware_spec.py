@@ -155,10 +155,10 @@ def test_the_solenoids_limits_agree_with_the_config_and_the_documents() -> None:
 
 
 def scad_parameters() -> dict[str, object]:
-    """tower.scad's top-level ``name = literal;`` assignments (numbers and lists of numbers)."""
+    """tower.scad's top-level ``name = literal;`` assignments (numbers, lists of numbers, strings)."""
     text = (HARDWARE / "tower.scad").read_text(encoding="utf-8")
     found = {}
-    for name, value in re.findall(r"(?m)^(\w+)\s*=\s*([-\d.\[\], ]+);", text):
+    for name, value in re.findall(r"(?m)^(\w+)\s*=\s*([-\d.\[\], ]+|\"[^\"]*\");", text):
         found[name] = json.loads(value)
     return found
 
@@ -181,6 +181,8 @@ def test_tower_scad_builds_what_the_spec_says() -> None:
         "perf_holes": SPEC["perfboard"]["holes_mm"],
         "tray_d": SPEC["tray"]["inner_d_mm"],
         "liner_t": SPEC["tray"]["liner_mm"],
+        "tray_colour": SPEC["tray"]["colour"],
+        "liner_colour": SPEC["tray"]["liner_colour"],
     }
     for name, value in expected.items():
         assert scad[name] == value, f"tower.scad {name} = {scad[name]}, spec.toml says {value}"
