@@ -25,6 +25,7 @@ camera_hfov = 66;           // horizontal field of view over the full sensor wid
 capture_px = [640, 480];    // [camera] width and height in the config
 px_per_mm = 4.4;            // the scale the reader and the simulated camera assume (a 22 mm d20 is 96 px)
 die_top_h = 16;             // the scale is met this far above the floor: a 16 mm d6's top face
+dice_across = [["d6", 16], ["d10", 18], ["d20", 22]];   // the dice the reader knows, mm across (spec.toml)
 closest_focus = 100;        // mm; 50 for the Wide module
 cam_board = [25, 24];       // the module's board
 cam_holes = [21, 12.5];     // its four M2 holes' spacing
@@ -418,6 +419,7 @@ echo(str("pixels per mm at the dice tops: ", px_per_mm_at(top_distance)));
 echo(str("pixels per mm on the tray floor: ", px_per_mm_at(lens_h)));
 echo(str("frame on the tray floor, short side: ", capture_px[1] / px_per_mm_at(lens_h), " mm"));
 echo(str("focus, dioptres: ", 1000 / lens_h));
+for (d = dice_across) echo(str(d[0], " across in the photo: ", d[1] * px_per_mm_at(top_distance), " px"));
 // The tray's outline in the frame, for `dicetower tower calibrate --tray` (pixels, the tray centred in the
 // frame): the wall at the dice's tops, so a die against the wall is inside it.
 function joined(v, i = 0) = i >= len(v) ? "" : str(i > 0 ? "," : "", v[i], joined(v, i + 1));

@@ -205,6 +205,9 @@ def test_the_figures_the_documents_quote_are_the_models(rendered: Rendered) -> N
     lens = echoes["lens height above the tray floor"]
     assert round(lens) == SPEC["camera"]["lens_height_mm"]
     assert echoes["pixels per mm at the dice tops"] == pytest.approx(SPEC["camera"]["px_per_mm"], abs=0.01)
+    for kind, mm in SPEC["dice_mm"].items():
+        px = echoes[f"{kind} across in the photo"]
+        assert px == pytest.approx(mm * SPEC["camera"]["px_per_mm"], abs=0.1), kind
     cables, run = SPEC["cables"], echoes["camera cable run"]
     assert cables["camera_pi4"]["mm"] >= run + cables["slack_mm"]
     assert cables["camera_pi5"]["mm"] >= run + cables["slack_mm"]
