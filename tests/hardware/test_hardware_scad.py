@@ -1,68 +1,101 @@
-"""hardware/tower.scad: OpenSCAD evaluates it, every printable part renders to a closed solid, and the lens
-height it works out is the one the build notes quote.
+"""hardware/tower.scad and hardware/render.py: the one command renders every printable part to a closed STL
+and a PNG view, and the model refuses sizes it cannot build.
 
 Skips, saying so, where OpenSCAD is not installed (Debian package ``openscad``).
 """
 
 from __future__ import annotations
 
-import math
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
+from rendering import HARDWARE, Rendered
+from scad_geometry import read_stl
 
-HARDWARE = Path(__file__).resolve().parents[2] / "hardware"
 SCAD = HARDWARE / "tower.scad"
-PARTS = ("tray", "base", "mast", "camera_arm", "light_ring", "solenoid_bracket")
+sys.path.insert(0, str(HARDWARE))
+import render  # noqa: E402  (hardware/render.py: a script, not a package module)
 
-
-def openscad() -> str:
-    found = shutil.which("openscad")
-    if found is None:
-        pytest.skip("OpenSCAD is not installed (Debian package 'openscad')")
-    return found
+PARTS = render.parts()
 
 
 def run_openscad(out: Path, *defines: str) -> subprocess.CompletedProcess[str]:
-    args = [openscad(), "-o", str(out)]
+    exe = shutil.which("openscad")
+    if exe is None:
+        pytest.skip("OpenSCAD is not installed (Debian package 'openscad')")
+    args = [exe, "-o", str(out)]
     for define in defines:
         args += ["-D", define]
     return subprocess.run([*args, str(SCAD)], capture_output=True, text=True, timeout=120)
 
 
-def echoes(result: subprocess.CompletedProcess[str]) -> dict[str, float]:
-    found = re.findall(r'ECHO: "([^:"]+): ([0-9.]+)', result.stderr + result.stdout)
-    return {name: float(value) for name, value in found}
+def test_the_parts_list_names_every_printable_module() -> None:
+    text = SCAD.read_text(encoding="utf-8")
+    modules = set(re.findall(r"^module (\w+)\(", text, re.M))
+    assert set(PARTS) <= modules
+    # every part the list names is selectable by -D part="..."
+    for part in PARTS:
+        assert f'part == "{part}"' in text, part
 
 
-def test_the_lens_height_follows_from_the_tray_and_the_field_of_view(tmp_path: Path) -> None:
-    result = run_openscad(tmp_path / "tower.csg")
-    assert result.returncode == 0, result.stderr
-    assert "WARNING" not in result.stderr, result.stderr
-    lens = echoes(result)["lens height above the tray floor"]
-    assert lens == pytest.approx((120 / 2 + 5) / math.tan(math.radians(41 / 2)), abs=0.01)
-    quoted = f"{round(lens)} mm"
-    for doc in ("lighting.md", "wiring.svg"):
-        assert quoted in (HARDWARE / doc).read_text(encoding="utf-8"), f"{doc} does not quote {quoted}"
+def test_the_documented_command_renders_every_part(rendered: Rendered) -> None:
+    assert sorted(p.stem for p in rendered.stl.glob("*.stl")) == sorted(PARTS)
+    for part in PARTS:
+        mesh = read_stl(rendered.stl / f"{part}.stl")
+        assert len(mesh.triangles) >= 12, part
+        # closed and consistently wound (a slicer mangles anything else), and a solid of positive volume
+        assert mesh.open_edges() == 0, f"{part}.stl is not a closed surface"
+        assert mesh.volume() > 1000, f"{part}.stl encloses {mesh.volume():.0f} mm³"
+        low, high = mesh.bounds
+        assert np.all(high - low < 256), f"{part} is larger than a 256 mm print bed: {high - low}"
 
 
-def test_a_tray_too_small_for_the_closest_focus_is_refused(tmp_path: Path) -> None:
-    result = run_openscad(tmp_path / "tower.csg", "tray_d=40")
+def test_every_part_and_the_assembly_has_a_picture(rendered: Rendered) -> None:
+    if rendered.img is None:
+        pytest.skip("no display and no xvfb-run (Debian package 'xvfb') for OpenSCAD's PNG views")
+    for name in [*PARTS, *render.VIEWS]:
+        image = cv2.imread(str(rendered.img / f"{name}.png"))
+        assert image is not None, f"{name}.png is not an image"
+        assert image.shape[:2] == (480, 640)
+        # not a blank frame: the part covers a good share of the picture
+        background = np.all(image == image[0, 0], axis=2)
+        assert 0.03 < 1 - background.mean() < 0.95, name
+
+
+def test_the_committed_pictures_are_the_ones_the_guide_shows() -> None:
+    guide = (HARDWARE / "BUILD.md").read_text(encoding="utf-8")
+    shown = set(re.findall(r"\]\((img/[\w.]+\.png)\)", guide))
+    assert {f"img/{name}.png" for name in [*PARTS, *render.VIEWS]} <= shown
+    for path in shown:
+        image = cv2.imread(str(HARDWARE / path))
+        assert image is not None and image.shape[:2] == (480, 640), path
+
+
+def test_a_tray_too_near_for_the_closest_focus_is_refused(tmp_path: Path) -> None:
+    result = run_openscad(tmp_path / "tower.csg", "px_per_mm=9")
     assert result.returncode != 0 or "Assertion" in result.stderr
     assert "closest focus" in result.stderr
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("part", PARTS)
-def test_each_part_renders_to_a_closed_solid(part: str, tmp_path: Path) -> None:
-    out = tmp_path / f"{part}.stl"
-    result = run_openscad(out, f'part="{part}"')
-    assert result.returncode == 0, result.stderr
-    assert "WARNING" not in result.stderr, result.stderr
-    # CGAL's summary: "Simple: no" marks a solid that is not a closed manifold, which slicers mangle.
-    assert not re.search(r"Simple:\s+no", result.stderr), result.stderr
-    text = out.read_text(encoding="utf-8")
-    assert text.startswith("solid") and text.count("facet normal") >= 12
+def test_a_tray_wider_than_the_frame_is_refused(tmp_path: Path) -> None:
+    result = run_openscad(tmp_path / "tower.csg", "tray_d=125")
+    assert "a die at the wall is cut off" in result.stderr
+
+
+def test_an_unknown_part_is_refused_by_name(tmp_path: Path) -> None:
+    result = run_openscad(tmp_path / "x.stl", 'part="trya"')
+    assert 'unknown part "trya"' in result.stderr
+    assert not (tmp_path / "x.stl").exists() or (tmp_path / "x.stl").stat().st_size == 0
+
+
+def test_render_refuses_a_bad_facet_count_before_running_anything(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        render.main(["--fn", "2", "--no-png"])
+    assert exc.value.code == 2
+    assert "--fn must be 3 to 360" in capsys.readouterr().err
