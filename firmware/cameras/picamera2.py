@@ -7,6 +7,11 @@ so no roll pays for a mode switch. ``RGB888`` is asked for because libcamera nam
 by their order in a little-endian word: its ``RGB888`` arrays are B, G, R in memory, which
 is what OpenCV wants. :meth:`PiCamera2Camera.lock_settings` freezes exposure, gain, white
 balance and focus at what the automatic controls settled on, for ``tower calibrate`` to save.
+
+The sensor mode is asked for by :data:`SENSOR_FIELD`: left to itself libcamera picks the mode
+nearest the output size, which on a Camera Module 3 for a 640 x 480 image is a cropped one, and
+the tray would no longer fit the frame that ``hardware/tower.scad``'s camera height is worked
+out for (the whole sensor height, ``hardware/lighting.md``).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["PiCamera2Camera"]
 
 _SAVED = ("ExposureTime", "AnalogueGain", "ColourGains", "LensPosition")
+#: The sensor mode asked for: the Camera Module 3's full field, 2 x 2 binned.
+SENSOR_FIELD = (2304, 1296)
 
 
 class PiCamera2Camera(CameraBackend):
@@ -41,7 +48,10 @@ class PiCamera2Camera(CameraBackend):
             ) from None
         try:
             self._cam = Picamera2()
-            self._cam.configure(self._cam.create_still_configuration(main={"size": size, "format": "RGB888"}))
+            config = self._cam.create_still_configuration(
+                main={"size": size, "format": "RGB888"}, sensor={"output_size": SENSOR_FIELD}
+            )
+            self._cam.configure(config)
             self._cam.start()
         except Exception as exc:  # libcamera raises plain RuntimeError/IndexError with no camera
             raise CameraUnavailableError(f"picamera2: cannot open the camera: {exc}") from None
