@@ -32,6 +32,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "tower",
     "record",
     "serve",
+    "hub",
     "log",
     "fairness",
     "teach",
