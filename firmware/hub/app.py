@@ -109,6 +109,10 @@ async def index(request: Request) -> Response:
     return RedirectResponse("/towers", status_code=307)
 
 
+async def favicon(request: Request) -> Response:
+    return Response(status_code=204)  # browsers and OBS ask for one
+
+
 async def overlay(request: Request) -> Response:
     return _page("overlay.html")
 
@@ -279,6 +283,7 @@ def create_hub_app(config: HubConfig) -> Starlette:
     return Starlette(
         routes=[
             Route("/", index),
+            Route("/favicon.ico", favicon),
             Route("/overlay", overlay),
             Route("/towers", towers_page),
             Route("/api/towers", api_towers),
