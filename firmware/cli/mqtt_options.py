@@ -64,4 +64,9 @@ def mqtt_settings(args: argparse.Namespace, base: MqttConfig | None) -> MqttConf
             except ValueError as exc:
                 raise ValueError(f"--mqtt{'' if f.name == 'url' else '-' + f.name}: must be {exc}") from None
     settings = dataclasses.replace(base, **changes)
-    return settings if settings.url else None
+    if not settings.url:
+        return None
+    for name, path in (("password file", settings.password_file), ("CA file", settings.ca_file)):
+        if path and not os.access(path, os.R_OK):  # checked now: not after the server has started
+            raise ValueError(f"the MQTT {name} {path!r} cannot be read")
+    return settings

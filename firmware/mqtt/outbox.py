@@ -3,7 +3,8 @@
 Why the log and not a queue of its own: the log already holds every finished roll, in order,
 durably, while the broker is away or the tower restarts. The outbox remembers one number per
 broker and prefix, the highest roll id the broker acknowledged with everything before it
-(``mqtt-sent.json`` beside the log), and reads what follows straight from the log. A roll
+(``mqtt-sent.json`` beside the log), and reads what follows straight from the log. A broker
+the log never published to starts at the log's end: a hub asks for the earlier rolls it wants. A roll
 published but not yet acknowledged when the tower stops is sent again after the restart: a hub
 keys rolls by (tower, seq), so that is a repeat it drops, never a second roll.
 """
@@ -64,7 +65,11 @@ class Outbox:
             f"file:{quote(str(path))}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
         )
         self._db.row_factory = sqlite3.Row
-        self.acked = self._load().get(key, 0)
+        known = self._load().get(key)
+        if known is None:  # a broker this log never published to: from now on (a hub asks for older rolls)
+            known = self.last_seq()
+            self._write(known)
+        self.acked = known
 
     def _load(self) -> dict[str, int]:
         try:
@@ -78,9 +83,11 @@ class Outbox:
 
     def mark_acked(self, seq: int) -> None:
         """Record that the broker holds every roll up to ``seq`` (written atomically)."""
-        if seq <= self.acked:
-            return
-        self.acked = seq
+        if seq > self.acked:
+            self.acked = seq
+            self._write(seq)
+
+    def _write(self, seq: int) -> None:
         data = self._load()
         data.pop(self.key, None)
         data[self.key] = seq

@@ -202,4 +202,5 @@ class Topics:
             return False
         if any(c in topic for c in "+#\x00") or not topic.startswith(self.prefix + "/"):
             return False
-        return self.split(topic) is None or self.split(topic) == (topic.split("/")[-2], "replies")
+        tower_topic = self.split(topic)
+        return tower_topic is None or tower_topic[1] == "replies"

@@ -203,3 +203,25 @@ def test_mqtt_requests_are_refused_as_http_refuses_them(broker: Mosquitto, tmp_p
             ]
     finally:
         probe.close()
+
+
+def test_a_new_broker_gets_new_rolls_and_older_ones_when_asked(broker: Mosquitto, tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    config = tower_config(data, broker.url)
+    config.mqtt = None
+    with TestClient(create_app(config)) as client:  # rolls made before the tower had a broker
+        old = _roll(client, 3)
+        _wait_done(client, old[-1])
+    probe = Probe(broker.port, ["dicetower/t1/rolls"])
+    try:
+        with TestClient(create_app(tower_config(data, broker.url))) as client:
+            _wait_connected(client)
+            new = _roll(client, 1)
+            assert [e["seq"] for e in probe.wait("rolls", 1)] == new  # from the log's end, not its start
+            probe.publish("dicetower/t1/resend", {"from": 2})
+            assert _in_order_once(probe.wait("rolls", 4)) == [*new, *old[1:]]
+            probe.publish("dicetower/t1/resend", {"from": "x"})  # refused quietly: nothing more is sent
+            time.sleep(0.5)
+        assert len(probe.json("rolls")) == 4
+    finally:
+        probe.close()
