@@ -66,6 +66,9 @@ def mqtt_settings(args: argparse.Namespace, base: MqttConfig | None) -> MqttConf
     settings = dataclasses.replace(base, **changes)
     if not settings.url:
         return None
+    from ..mqtt.client import require_client
+
+    require_client()  # a missing client library is named before the server starts
     for name, path in (("password file", settings.password_file), ("CA file", settings.ca_file)):
         if path and not os.access(path, os.R_OK):  # checked now: not after the server has started
             raise ValueError(f"the MQTT {name} {path!r} cannot be read")

@@ -16,10 +16,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HUB_DB_NAME", "MAX_PAGE", "HubStore"]
+__all__ = ["HUB_DB_NAME", "MAX_PAGE", "MAX_PROBLEMS", "HubStore"]
 
 HUB_DB_NAME = "hub.sqlite3"
 MAX_PAGE = 500
+#: problems kept (the oldest go first): a flood of bad messages cannot fill the disk
+MAX_PROBLEMS = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -90,10 +92,12 @@ class HubStore:
 
     def problem(self, tower: str, seq: int | None, problem: str) -> None:
         with self._lock:
-            self.db.execute(
+            n = self.db.execute(
                 "INSERT INTO problems (at, tower, seq, problem) VALUES (?, ?, ?, ?)",
                 (time.time(), tower, seq, problem[:500]),
-            )
+            ).lastrowid
+            if n and n % 100 == 0:
+                self.db.execute("DELETE FROM problems WHERE n <= ?", (n - MAX_PROBLEMS,))
 
     def held_hash(self, tower: str, seq: int) -> str | None:
         with self._lock:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .settings import BrokerUrl, parse_broker_url
 
-__all__ = ["Connection", "MqttMissingError", "new_client", "start", "stop"]
+__all__ = ["Connection", "MqttMissingError", "new_client", "require_client", "start", "stop"]
 
 #: messages paho may hold unacknowledged at once; the publisher's own window stays below it
 MAX_INFLIGHT = 100
@@ -42,6 +42,11 @@ class Connection:
     @property
     def broker(self) -> BrokerUrl:
         return parse_broker_url(self.url)
+
+
+def require_client() -> None:
+    """Raise :class:`MqttMissingError` now, with the install line, if paho-mqtt is missing."""
+    _paho()
 
 
 def _paho() -> Any:

@@ -4,6 +4,8 @@ Mosquitto: the API, its refusals, and the overlay and towers page in headless Ch
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import threading
 import time
 from collections.abc import Iterator
@@ -134,3 +136,6 @@ def test_the_overlay_and_towers_page_show_each_roll_with_its_tower_and_roller(
         assert page.locator("#log tr").count() == 3
         page.screenshot(path=str(shots / "hub-towers.png"), full_page=True)
         assert not errors, errors
+    if os.environ.get("DICETOWER_UPDATE_DOCS_IMG"):  # the copies docs/towers.md shows
+        for name in ("hub-overlay.png", "hub-towers.png"):
+            shutil.copyfile(shots / name, REPO / "docs" / "img" / name)

@@ -79,3 +79,13 @@ def test_a_tower_first_heard_mid_stream_is_caught_up_from_the_backfill(tmp_path:
     assert [chain.judge(x).take for x in e[4:]] == [Take.NEW, Take.NEW]
     fresh = TowerChain(backfill=3)
     assert fresh.behind(6) == 4 and fresh.judge(e[3]).take is Take.UNLINKED
+
+
+def test_the_hubs_problem_list_is_bounded(tmp_path: Path) -> None:
+    from dicetower.firmware.hub import store as hub_store
+
+    with hub_store.HubStore(tmp_path) as store:
+        for i in range(hub_store.MAX_PROBLEMS + 300):
+            store.problem("t1", i, "junk")
+        assert store.db.execute("SELECT COUNT(*) FROM problems").fetchone()[0] <= hub_store.MAX_PROBLEMS + 100
+        assert store.problems(1)[0]["seq"] == hub_store.MAX_PROBLEMS + 299
