@@ -69,6 +69,18 @@ Example (every key, with its default; see ``docs/tower.md``)::
 
     [calibration]
     dir = "/var/lib/dicetower"
+
+    [mqtt]                  # publish rolls to a broker, take requests from it (docs/towers.md)
+    url = ""                # "": off; mqtt://host[:port] or mqtts://host[:port] (TLS)
+    tower = ""              # "": the host's name
+    prefix = "dicetower"
+    username = ""
+    password_file = ""
+    ca_file = ""
+    photos = "url"          # url | inline | none
+    photo_url = ""          # this tower's address as viewers reach it: http://tower.local:8080
+    inline_max_bytes = 65536
+    keepalive_s = 30
 """
 
 from __future__ import annotations
@@ -100,6 +112,7 @@ from .config_values import (
 )
 from .dice_set import DiceSet, TrayDie, default_dice
 from .errors import ConfigError
+from .mqtt.settings import MqttConfig
 from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
 from .roll_default import roll_problem
 from .shaker import MIN_PULSE_S
@@ -289,6 +302,7 @@ class Config:
     roll: RollConfig = field(default_factory=RollConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     reader: ReaderConfig = field(default_factory=ReaderConfig)
+    mqtt: MqttConfig = field(default_factory=MqttConfig)  #: docs/towers.md
     source: str = "built-in default"  #: where it was read from, for messages
 
     @property
@@ -309,6 +323,7 @@ _SECTIONS: dict[str, type] = {
     "roll": RollConfig,
     "calibration": CalibrationConfig,
     "reader": ReaderConfig,
+    "mqtt": MqttConfig,
 }
 
 

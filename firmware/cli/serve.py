@@ -13,8 +13,10 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from . import COMMANDS
+from .mqtt_options import add_mqtt_arguments, mqtt_settings
 from .tower import add_tower_arguments
 
 __all__ = ["register", "run"]
@@ -29,6 +31,7 @@ examples:
   dicetower serve --host 0.0.0.0                   reachable from the LAN: rolling needs the printed token
   dicetower serve --teach ./teach                  also name a teach folder's groups on /teach (docs/teach.md)
   dicetower serve --accept-broken-log              serve a log that does not verify (see dicetower log verify)
+  dicetower serve --mqtt mqtt://hub.local --mqtt-tower table-3   publish rolls to a broker (docs/towers.md)
   curl -X POST localhost:8080/api/rolls -H 'content-type: application/json' -d '{"notation":"4d6kh3"}'
 
 OBS: add a Browser source with URL http://127.0.0.1:8080/overlay?theme=dark&scale=1 (docs/server.md)
@@ -87,6 +90,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="seconds each RNG throw takes, as a tower's would (demos)",
     )
     add_tower_arguments(p, default=None, throws=False)  # photos go in the roll log
+    add_mqtt_arguments(p, tower=True)
     p.set_defaults(func=run)
 
 
@@ -100,6 +104,17 @@ def _announce(token: str, data_dir: Path) -> None:
         file=sys.stderr,
         flush=True,
     )
+
+
+def _config_mqtt(args: argparse.Namespace, cfg: Any) -> Any:
+    """The config file's ``[mqtt]``: the tower's config, or with ``--rng`` the ``--config`` named."""
+    if cfg is not None:
+        return cfg.mqtt
+    if args.config:
+        from ..config import load_config
+
+        return load_config(args.config).mqtt
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
             return RandomSupply(seed, throw_time=args.throw_time)
 
         what = "RNG dice"
+        cfg = None
     else:
         if args.seed is not None or args.throw_time:
             raise ValueError("--seed and --throw-time go with --rng (the sim tower takes --sim-seed)")
@@ -142,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
             return TowerSupply.open(cfg)
 
         what = f"the {args.tower} tower ({cfg.camera.backend} camera, {cfg.dice.describe()})"
+    mqtt = mqtt_settings(args, _config_mqtt(args, cfg))
     check = check_log(data_dir, accept_broken=args.accept_broken_log)  # refused here, before anything opens
     for problem in check.problems:
         print(f"dicetower: warning: starting on a broken roll log: {problem}", file=sys.stderr)
@@ -159,11 +176,13 @@ def run(args: argparse.Namespace) -> int:
         teach_dir=teach_dir,
         accept_broken_log=args.accept_broken_log,
         log_check=check,
+        mqtt=mqtt,
     )
     print(
         f"dicetower: serving on http://{printable(host)}:{port} (overlay /overlay, fairness /fairness, "
         f"API /openapi.json{', naming /teach' if teach_dir else ''}); {printable(what)};"
-        f" roll log in {printable(str(data_dir))}",
+        f" roll log in {printable(str(data_dir))}"
+        + (f"; publishing to {printable(mqtt.url_safe)} as {printable(mqtt.tower_name)}" if mqtt else ""),
         file=sys.stderr,
         flush=True,
     )

@@ -29,12 +29,15 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ..mqtt.link import mqtt_link
+from ..mqtt.settings import MqttConfig
+from .accepting import accept_roll
 from .events import EventBus
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
 from .guards import ApiError, json_body, require_token
 from .openapi import openapi_schema
-from .rolling import DiceSupply, RandomSupply, RequestFieldError, parse_roll_request
+from .rolling import DiceSupply, RandomSupply, RequestFieldError
 from .rolllog import LogReader, StartCheck, check_log, open_served_log
 from .rollqueue import QueueFullError, RollQueue
 from .security import (
@@ -80,6 +83,8 @@ class ServerConfig:
     teach_dir: Path | None = None
     #: called once with the new token when one is created
     announce_token: Callable[[str, Path], None] | None = None
+    #: publish rolls and status to an MQTT broker, take requests from it (``[mqtt]``; docs/towers.md)
+    mqtt: MqttConfig | None = None
 
     @property
     def token_required(self) -> bool:
@@ -147,13 +152,8 @@ def _int_query(request: Request, name: str, default: int | None, lo: int, hi: in
 async def post_roll(request: Request) -> Response:
     require_token(request)
     state = _state(request)
-    roll = parse_roll_request(await json_body(request, "the roll"))
-    wait = state.limiter.allow(_client(request))
-    if wait:
-        raise ApiError(
-            429, f"too many rolls from {_client(request)}; wait {wait:.1f} s", retry_after=max(1, round(wait))
-        )
-    roll_id, place = await state.queue.submit(roll, _client(request))
+    body = await json_body(request, "the roll")
+    roll_id, place = await accept_roll(body, _client(request), limiter=state.limiter, queue=state.queue)
     return JSONResponse(
         {"id": roll_id, "status": "queued", "place": place, "url": f"/api/rolls/{roll_id}"},
         status_code=202,
@@ -227,6 +227,7 @@ async def get_tower(request: Request) -> Response:
             **state.queue.status(),
             "token_required": state.token is not None,
             "events": {"epoch": state.bus.epoch, "seq": state.bus.seq, "clients": state.bus.clients},
+            "mqtt": state.mqtt.status() if state.mqtt is not None else None,
         }
     )
 
@@ -345,7 +346,7 @@ def create_app(config: ServerConfig) -> Starlette:
                 queue = RollQueue(log, supply, bus, max_waiting=config.max_waiting)
                 queue.start()
                 try:
-                    yield {
+                    state = {
                         "config": config,
                         "log": log,
                         "supply": supply,
@@ -355,6 +356,8 @@ def create_app(config: ServerConfig) -> Starlette:
                         "teach": teach,
                         "limiter": RateLimiter(config.rate_per_second, config.rate_burst),
                     }
+                    async with mqtt_link(config.mqtt, state) as state["mqtt"]:  # docs/towers.md
+                        yield state
                 finally:
                     await queue.stop()
             finally:

@@ -66,7 +66,10 @@ class Subscription:
 class EventBus:
     """Numbers events, keeps the last ``history`` of them, fans them out to subscribers."""
 
-    def __init__(self, *, history: int = 2000, client_queue: int = 1024) -> None:
+    def __init__(
+        self, *, history: int = 2000, client_queue: int = 1024, types: tuple[str, ...] = EVENT_TYPES
+    ) -> None:
+        self.types = types  #: the event types this bus numbers (the hub's differ from a tower's)
         self.epoch = secrets.token_hex(8)
         self.seq = 0
         self.history = history
@@ -79,7 +82,7 @@ class EventBus:
         return len(self._subs)
 
     def publish(self, type_: str, data: dict[str, Any]) -> Event:
-        if type_ not in EVENT_TYPES:
+        if type_ not in self.types:
             raise ValueError(f"unknown event type {type_!r}")
         self.seq += 1
         now = time.time()

@@ -1,0 +1,213 @@
+"""Benchmark: many towers publishing to one Mosquitto, one hub showing them all.
+
+Usage::
+
+    .venv/bin/python bench/hub_load.py [--towers 20] [--rate 1] [--duration 600] [--supply sim|rng]
+
+Starts a Mosquitto on a free loopback port (Debian's binary, a generated config), ``dicetower
+hub`` and ``--towers`` towers (``dicetower serve --tower sim --mqtt ...``, or ``--rng``) as real
+processes, connects one WebSocket client to the hub's ``/ws`` as the hub overlay does, and posts
+``--rate`` rolls a second to every tower for ``--duration`` seconds (staggered, on a fixed
+schedule: a roll that is not accepted is counted, never re-sent). It prints:
+
+* rolls: posted, accepted, finished on the towers (and the rate each tower kept up);
+* the hub: rolls its overlay client received, lost (finished on a tower, never received) and
+  received twice (both must be 0);
+* latency from each roll's end on its tower (the row's ``finished_at``) to its arrival on the
+  hub's WebSocket: p50 / p99 / max;
+* memory (resident set) and CPU seconds of the hub and of the broker, and the towers' together.
+
+The named baseline is the same table on the RNG supply (``--supply rng``): real ``dicetower
+serve`` processes, log and publisher, with dice that cost nothing to roll, so the difference is
+the sim tower's camera and vision. Loopback only; bounded in time and counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "firmware" / "mqtt")]
+
+from mqtt_broker import Mosquitto, free_port  # noqa: E402
+from table import HubWatcher, Process, start_hub, start_tower  # noqa: E402
+
+__all__ = ["main"]
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _cpu_s(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks of 1/100 s
+
+
+def _pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+async def _drive(towers: list[Process], rate: float, duration: float, counts: dict[str, int]) -> None:
+    """Post ``rate`` rolls a second to every tower on a fixed, staggered schedule."""
+    period = 1.0 / rate
+    async with httpx.AsyncClient(timeout=10) as client:
+        t0 = time.monotonic()
+
+        async def one(i: int, tower: Process) -> None:
+            n = 0
+            while True:
+                due = t0 + i * period / len(towers) + n * period
+                if due - t0 >= duration:
+                    return
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
+                n += 1
+                counts["posted"] += 1
+                with contextlib.suppress(httpx.HTTPError):
+                    r = await client.post(
+                        tower.base + "/api/rolls", json={"notation": "3d6", "roller": tower.name}
+                    )
+                    counts["accepted" if r.status_code == 202 else f"refused {r.status_code}"] = (
+                        counts.get("accepted" if r.status_code == 202 else f"refused {r.status_code}", 0) + 1
+                    )
+
+        await asyncio.gather(*(one(i, t) for i, t in enumerate(towers)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--towers", type=int, default=20)
+    p.add_argument("--rate", type=float, default=1.0, help="rolls a second per tower")
+    p.add_argument("--duration", type=float, default=600.0)
+    p.add_argument("--supply", choices=("sim", "rng"), default="sim")
+    p.add_argument(
+        "--folder", type=Path, default=None, help="keep the logs here (default: a temporary folder)"
+    )
+    args = p.parse_args(argv)
+    if not (1 <= args.towers <= 50 and 0 < args.rate <= 10 and 0 < args.duration <= 3600):
+        p.error("--towers 1..50, --rate up to 10, --duration up to 3600")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.folder or Path(tmp)
+        broker = Mosquitto(folder / "broker").start()
+        procs: list[Process] = []
+        try:
+            hub = start_hub(broker.url, free_port(), folder)
+            procs.append(hub)
+            towers = [
+                start_tower(f"t{i:02d}", broker.url, free_port(), folder, rng=args.supply == "rng")
+                for i in range(args.towers)
+            ]
+            procs += towers
+            for proc in procs:
+                proc.wait_up(180)
+            watcher = HubWatcher(hub.base, limit=1_000_000)
+            counts = {"posted": 0}
+            assert broker.pid is not None
+            start_cpu = {"hub": _cpu_s(hub.proc.pid), "broker": _cpu_s(broker.pid)}
+            start_towers_cpu = sum(_cpu_s(t.proc.pid) for t in towers)
+            samples: list[tuple[float, float, float]] = []
+            t0 = time.monotonic()
+
+            async def run() -> None:
+                drive = asyncio.create_task(_drive(towers, args.rate, args.duration, counts))
+                while not drive.done():
+                    samples.append((time.monotonic() - t0, _rss_mb(hub.proc.pid), _rss_mb(broker.pid)))
+                    await asyncio.wait([drive], timeout=10)
+                await drive
+
+            asyncio.run(run())
+            posting = time.monotonic() - t0
+            expected: set[tuple[str, int]] = set()
+            deadline = time.monotonic() + 120  # the towers finish their queues; the hub catches up
+            while time.monotonic() < deadline:
+                pending = sum(t.get("/api/tower")["queue_length"] for t in towers)
+                expected = {(t.name, r["id"]) for t in towers for r in _all_rolls(t)}
+                if not pending and expected <= set(watcher.keys()):
+                    break
+                time.sleep(1)
+            wall = time.monotonic() - t0
+            drained = wall - posting
+            samples.append((time.monotonic() - t0, _rss_mb(hub.proc.pid), _rss_mb(broker.pid)))
+            cpu = {
+                "hub": _cpu_s(hub.proc.pid) - start_cpu["hub"],
+                "broker": _cpu_s(broker.pid) - start_cpu["broker"],
+            }
+            towers_cpu = sum(_cpu_s(t.proc.pid) for t in towers) - start_towers_cpu
+            towers_rss = sum(_rss_mb(t.proc.pid) for t in towers)
+            keys = watcher.keys()
+            got = set(keys)
+            lat = [(r - f) * 1000 for _t, _s, f, r in watcher.results if f]
+            closed_early = watcher.why
+            watcher.close()
+        finally:
+            for proc in procs:
+                proc.stop()
+            broker.stop()
+    finished = len(expected)
+    print(f"hub_load: {args.towers} {args.supply} towers x {args.rate:g} roll/s for {args.duration:g} s")
+    print(
+        f"  rolls: posted {counts['posted']}, "
+        + ", ".join(f"{k} {v}" for k, v in counts.items() if k != "posted")
+    )
+    print(
+        f"  finished on the towers: {finished}"
+        f" ({finished / args.duration / args.towers:.2f} roll/s per tower;"
+        f" every roll on the hub {drained:.0f} s after the last post)"
+    )
+    print(
+        f"  hub overlay client: received {len(got)}, lost {len(expected - got)}, twice {len(keys) - len(got)}"
+        f"{f', its connection ended: {closed_early}' if closed_early else ''}"
+    )
+    print(
+        f"  roll end -> hub WebSocket: p50 {statistics.median(lat) if lat else float('nan'):.0f} ms,"
+        f" p99 {_pct(lat, 0.99):.0f} ms, max {max(lat) if lat else float('nan'):.0f} ms ({len(lat)} rolls)"
+    )
+    second = [s for s in samples if s[0] >= 60] or samples
+    print(
+        f"  hub: RSS {second[0][1]:.0f} MB after 1 min, {samples[-1][1]:.0f} MB at the end;"
+        f" CPU {cpu['hub']:.1f} s ({100 * cpu['hub'] / wall:.1f} % of one core)"
+    )
+    print(
+        f"  broker: RSS {second[0][2]:.1f} MB after 1 min, {samples[-1][2]:.1f} MB at the end;"
+        f" CPU {cpu['broker']:.1f} s ({100 * cpu['broker'] / wall:.1f} % of one core)"
+    )
+    print(
+        f"  towers together: RSS {towers_rss:.0f} MB,"
+        f" CPU {towers_cpu:.0f} s ({100 * towers_cpu / wall:.0f} % of one core)"
+    )
+    return 0
+
+
+def _all_rolls(tower: Process) -> list[dict]:
+    """Every finished roll of a tower, paged (``GET /api/rolls`` gives 200 at most)."""
+    out: list[dict] = []
+    url = "/api/rolls?limit=200"
+    for _ in range(1000):
+        page = tower.get(url)
+        out += page["rolls"]
+        if not page.get("next"):
+            return out
+        url = page["next"]
+    return out
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

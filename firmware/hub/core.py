@@ -1,0 +1,196 @@
+"""The hub's work on each message: check and store rolls, follow statuses, ask for what is missing.
+
+Everything here runs on the event loop's thread, one message at a time, in the order the
+broker delivered them (:class:`~.subscriber.HubLink` hands them over). What a viewer should see
+is published on the hub's event bus: ``result`` (a roll, labelled with its tower and roller,
+with the chain check's verdict), ``tower`` (a tower's state changed), ``chain`` (a break) and
+``reply`` (a tower answered a roll request sent from the hub).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from ..mqtt.settings import Topics
+from ..mqtt.wire import MAX_EVENT_BYTES, MAX_REQUEST_BYTES, WireError, decode_json, event_view
+from ..server.events import EventBus
+from .chain import Take
+from .store import HubStore
+from .towers import Tower, TowerBook
+
+__all__ = ["HUB_EVENTS", "MAX_REQUESTS", "Hub"]
+
+#: the hub's event types on ``/ws``
+HUB_EVENTS = ("result", "tower", "chain", "reply")
+#: roll requests sent from the hub and remembered with their answers
+MAX_REQUESTS = 1000
+
+log = logging.getLogger(__name__)
+
+
+class Hub:
+    """The towers, the combined log and the requests of one hub.
+
+    ``publish(topic, message)`` sends on the broker (a resend or a roll request);
+    ``replies`` is the hub's own reply topic.
+    """
+
+    def __init__(
+        self,
+        store: HubStore,
+        bus: EventBus,
+        topics: Topics,
+        replies: str,
+        publish: Callable[[str, dict[str, Any]], None],
+        *,
+        backfill: int = 100,
+    ) -> None:
+        self.store = store
+        self.bus = bus
+        self.topics = topics
+        self.replies = replies
+        self.publish = publish
+        self.book = TowerBook(backfill=backfill)
+        self.requests: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.counts = {"taken": 0, "repeats": 0, "gaps": 0, "breaks": 0, "refused": 0}
+        for name, (seq, digest) in store.tips().items():
+            self.book.resume(name, seq, digest)
+
+    # -- messages -------------------------------------------------------------------------
+
+    def take(self, topic: str, payload: bytes) -> None:
+        if topic == self.replies:
+            self._reply(payload)
+            return
+        where = self.topics.split(topic)
+        if where is None:
+            return
+        name, leaf = where
+        try:
+            if leaf == "rolls":
+                self._roll(name, decode_json(payload, MAX_EVENT_BYTES))
+            elif leaf == "status":
+                self._status(name, decode_json(payload, MAX_REQUEST_BYTES))
+        except WireError as exc:
+            self.counts["refused"] += 1
+            self._problem(name, None, f"a message on {leaf} was refused: {exc}")
+
+    def _roll(self, name: str, event: dict[str, Any]) -> None:
+        if event.get("tower") != name:
+            self.counts["refused"] += 1
+            self._problem(
+                name, None, f"a roll event on {name}'s topic names tower {str(event.get('tower'))[:64]!r}"
+            )
+            return
+        tower = self.book.get(name)
+        if tower is None:
+            return
+        seq = event.get("seq")
+        chain = tower.chain
+        held = None
+        if isinstance(seq, int) and chain.last_seq is not None and seq <= chain.last_seq:
+            held = self.store.held_hash(name, seq)
+        verdict = chain.judge(event, held)
+        if verdict.take is Take.REPEAT:
+            self.counts["repeats"] += 1
+            return
+        if verdict.take is Take.GAP:
+            self.counts["gaps"] += 1
+            if verdict.ask_from is not None:
+                self._ask(tower, verdict.ask_from)
+            return
+        if verdict.take in (Take.BROKEN, Take.REFUSED):
+            self.counts["breaks"] += 1
+            self._problem(name, seq if isinstance(seq, int) else None, verdict.problem)
+            if verdict.take is Take.REFUSED or held is not None:
+                self._tower_changed(tower)
+                return  # nothing to show: a forged event, or a second version of a roll held
+        try:
+            view = event_view(event)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            self._problem(name, seq, f"roll {seq} cannot be shown: {exc}")
+            return
+        self.store.add(event, verdict.take.value, verdict.problem)
+        self.counts["taken"] += 1
+        view["check"] = verdict.take.value
+        view["check_problem"] = verdict.problem
+        tower.rolls += 1
+        tower.last_roll_at = time.time()
+        tower.recent.append(
+            {k: view.get(k) for k in ("seq", "roller", "label", "text", "total", "status", "check")}
+        )
+        self.bus.publish("result", {"tower": name, "roll": view})
+        if verdict.take is not Take.NEW:
+            self._tower_changed(tower)
+
+    def _status(self, name: str, message: dict[str, Any]) -> None:
+        tower = self.book.status(name, message)
+        if tower is None:
+            return
+        if tower.state == "online":  # it (re)connected: it says how far its log goes
+            ask = tower.chain.behind(tower.reported_seq)
+            if ask is not None:
+                self._ask(tower, ask)
+        self._tower_changed(tower)
+
+    def sweep(self) -> None:
+        """Every few seconds: ask idle towers for rolls they report and the hub lacks."""
+        now = time.time()
+        for tower in list(self.book.towers.values()):
+            if tower.online and tower.state != "rolling" and now - tower.last_roll_at > 2.0:
+                ask = tower.chain.behind(tower.reported_seq)
+                if ask is not None:
+                    self._ask(tower, ask)
+
+    def _ask(self, tower: Tower, start: int) -> None:
+        log.info("asking tower %s for its rolls from %d", tower.name, start)
+        self.publish(self.topics.resend(tower.name), {"from": start})
+
+    def _problem(self, name: str, seq: int | None, problem: str) -> None:
+        log.warning("tower %s: %s", name, problem)
+        self.store.problem(name, seq, problem)
+        self.bus.publish("chain", {"tower": name, "seq": seq, "problem": problem, "at": time.time()})
+
+    def _tower_changed(self, tower: Tower) -> None:
+        self.bus.publish("tower", {"tower": tower.to_json()})
+
+    # -- roll requests --------------------------------------------------------------------
+
+    def request(self, name: str, roll: Any, *, token: str | None = None, who: str = "hub") -> str:
+        """Send a roll request to tower ``name``; its request id (the answers come as ``reply``)."""
+        request_id = secrets.token_hex(8)
+        message: dict[str, Any] = {
+            "request_id": request_id,
+            "from": who,
+            "reply_to": self.replies,
+            "roll": roll,
+        }
+        if token:
+            message["token"] = token
+        self.publish(self.topics.requests(name), message)
+        self.requests[request_id] = {
+            "request_id": request_id,
+            "tower": name,
+            "status": "sent",
+            "at": time.time(),
+        }
+        while len(self.requests) > MAX_REQUESTS:
+            self.requests.popitem(last=False)
+        return request_id
+
+    def _reply(self, payload: bytes) -> None:
+        try:
+            message = decode_json(payload, MAX_EVENT_BYTES)
+        except WireError as exc:
+            log.warning("a reply was refused: %s", exc)
+            return
+        known = self.requests.get(str(message.get("request_id")))
+        if known is None:
+            return
+        known.update({k: message[k] for k in ("status", "id", "error", "roll") if k in message})
+        self.bus.publish("reply", {"reply": known})

@@ -1,0 +1,24 @@
+// The hub overlay: the newest rolls of every tower, each labelled with its tower and roller.
+"use strict";
+const MAX_SHOWN = Number(new URLSearchParams(location.search).get("rolls")) || 8;
+const list = document.getElementById("rolls");
+const seen = new Set();
+
+function add(tower, roll, check, problem) {
+  const key = `${tower}/${roll.seq ?? roll.id}`;
+  if (seen.has(key)) return;
+  seen.add(key);
+  list.prepend(rollItem(tower, roll, check, problem));
+  while (list.children.length > MAX_SHOWN) {
+    seen.delete(list.lastElementChild.dataset.key);
+    list.lastElementChild.remove();
+  }
+}
+
+connectHub((m) => {
+  if (m.type === "snapshot") {
+    for (const r of m.rolls) add(r.tower, r.roll, r.check, r.check_problem);
+  } else if (m.type === "result") {
+    add(m.tower, m.roll, m.roll.check, m.roll.check_problem);
+  }
+}, document.getElementById("link"));

@@ -1,0 +1,75 @@
+// The towers page: each tower's state and chain, the roll control, the combined log.
+"use strict";
+const towers = new Map();
+const towerRows = document.getElementById("towers");
+const logRows = document.getElementById("log");
+const select = document.getElementById("ask-tower");
+const replies = document.getElementById("replies");
+const MAX_LOG = 200;
+
+function drawTowers() {
+  towerRows.replaceChildren();
+  const chosen = select.value;
+  select.replaceChildren();
+  for (const t of [...towers.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+    const tr = el("tr");
+    tr.dataset.tower = t.name;
+    tr.append(el("td", null, t.name), el("td", `state-${t.online ? t.state : "offline"}`, t.online ? t.state : "offline"));
+    tr.append(el("td", null, t.rolls), el("td", null, t.last_seq ?? "–"));
+    tr.append(el("td", t.chain_breaks ? "bad" : "good", t.chain_breaks ? `broken (${t.chain_breaks})` : `checked from ${t.checked_from ?? "–"}`));
+    tr.append(el("td", t.needs_attention.length ? "bad" : null, t.needs_attention.join("; ")));
+    towerRows.append(tr);
+    const opt = el("option", null, t.name);
+    opt.value = t.name;
+    select.append(opt);
+  }
+  if (chosen) select.value = chosen;
+}
+
+function addLog(tower, roll, check, problem) {
+  const tr = el("tr", check === "broken" ? "bad" : null);
+  tr.append(el("td", null, tower), el("td", null, roll.seq ?? roll.id), el("td", null, roll.roller));
+  tr.append(el("td", null, roll.label), el("td", null, roll.status === "done" ? roll.text : roll.error));
+  tr.append(el("td", null, check === "new" ? "linked" : `${check}${problem ? ": " + problem : ""}`));
+  logRows.prepend(tr);
+  while (logRows.children.length > MAX_LOG) logRows.lastElementChild.remove();
+}
+
+connectHub((m) => {
+  if (m.type === "snapshot") {
+    towers.clear();
+    for (const t of m.towers) towers.set(t.name, t);
+    logRows.replaceChildren();
+    for (const r of m.rolls) addLog(r.tower, r.roll, r.check, r.check_problem);
+    drawTowers();
+  } else if (m.type === "tower") {
+    towers.set(m.tower.name, m.tower);
+    drawTowers();
+  } else if (m.type === "result") {
+    addLog(m.tower, m.roll, m.roll.check, m.roll.check_problem);
+    const t = towers.get(m.tower);
+    if (t) { t.rolls += 1; t.last_seq = m.roll.seq; drawTowers(); }
+  } else if (m.type === "chain") {
+    replies.textContent = `${m.tower}: ${m.problem}`;
+  } else if (m.type === "reply") {
+    const r = m.reply;
+    replies.textContent = r.status === "refused"
+      ? `${r.tower} refused: ${r.error.message}`
+      : `${r.tower}: ${r.status}${r.roll ? " — " + r.roll.text : ""}`;
+  }
+}, document.getElementById("link"));
+
+document.getElementById("ask").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const body = {
+    roll: { notation: document.getElementById("ask-notation").value, roller: document.getElementById("ask-roller").value || "gm" },
+    from: document.getElementById("ask-roller").value || "gm",
+  };
+  const token = document.getElementById("ask-token").value;
+  if (token) body.token = token;
+  const res = await fetch(`/api/towers/${encodeURIComponent(select.value)}/rolls`, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body),
+  });
+  const answer = await res.json();
+  replies.textContent = res.ok ? `asked ${select.value} (request ${answer.request_id})` : answer.error.message;
+});

@@ -1,0 +1,44 @@
+"""Taking a roll request: the one path every way in goes through, HTTP or MQTT.
+
+Why a module of its own: ``POST /api/rolls`` and a request arriving over MQTT
+(:mod:`dicetower.firmware.mqtt`) must refuse the same things the same way: a missing or wrong
+token, a body that is not a roll, a caller over its rate, a full queue. Each refusal is the
+exception the API maps (:class:`~.guards.ApiError`, :class:`~.rolling.RequestFieldError`,
+:class:`~.rollqueue.QueueFullError`), so an MQTT reply can carry the same status and field.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Any
+
+from .guards import ApiError
+from .rolling import parse_roll_request
+from .rollqueue import RollQueue
+from .security import RateLimiter
+
+__all__ = ["accept_roll", "check_token"]
+
+
+def check_token(given: Any, token: str | None, field_name: str = "token") -> None:
+    """Refuse (401) unless ``given`` is the server's token, when the server has one."""
+    if token is None:
+        return
+    if not isinstance(given, str) or not given:
+        raise ApiError(401, "this server needs its token", field_name=field_name)
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        raise ApiError(401, "the token is not this server's token", field_name=field_name)
+
+
+async def accept_roll(body: Any, client: str, *, limiter: RateLimiter, queue: RollQueue) -> tuple[int, int]:
+    """Validate ``body``, charge ``client``'s rate, queue the roll; its id and place.
+
+    The caller has checked the token (HTTP reads it from a header, MQTT from the request).
+    """
+    roll = parse_roll_request(body)
+    wait = limiter.allow(client)
+    if wait:
+        raise ApiError(
+            429, f"too many rolls from {client}; wait {wait:.1f} s", retry_after=max(1, round(wait))
+        )
+    return await queue.submit(roll, client)
