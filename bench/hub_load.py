@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "firmware" / "mqtt")]
 
 from mqtt_broker import Mosquitto, free_port  # noqa: E402
-from table import HubWatcher, Process, start_hub, start_tower  # noqa: E402
+from mqtt_table import HubWatcher, Process, start_hub, start_tower  # noqa: E402
 
 __all__ = ["main"]
 

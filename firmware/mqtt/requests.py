@@ -134,8 +134,5 @@ def _error_body(exc: Exception) -> dict[str, Any]:
     if isinstance(exc, ApiError):
         return {"status": exc.status, "field": exc.field, "message": exc.message, **exc.extra}
     if isinstance(exc, RequestFieldError):
-        body: dict[str, Any] = {"status": exc.status, "field": exc.field, "message": exc.message}
-        if exc.position is not None:
-            body["position"] = exc.position
-        return body
+        return {"status": exc.status, "field": exc.field, "message": exc.message, **exc.where()}
     return {"status": 503, "field": None, "message": str(exc), "retry_after": 1}

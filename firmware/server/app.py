@@ -104,9 +104,7 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 async def _field_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestFieldError)
-    # position: the 0-based offset code indexes with; column: the 1-based count the message says
-    extra = {"position": exc.position, "column": exc.position + 1} if exc.position is not None else {}
-    return _error(exc.status, exc.message, exc.field, **extra)
+    return _error(exc.status, exc.message, exc.field, **exc.where())
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

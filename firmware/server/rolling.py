@@ -60,6 +60,11 @@ class RequestFieldError(ValueError):
         self.position = position
         self.status = status
 
+    def where(self) -> dict[str, int]:
+        """The error object's place fields: ``position``, the 0-based offset code indexes with, and
+        ``column``, the 1-based count the message says; none for an error with no place."""
+        return {} if self.position is None else {"position": self.position, "column": self.position + 1}
+
 
 @dataclass(frozen=True)
 class RollRequest:

@@ -7,9 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dicetower.firmware.mqtt.settings import MqttConfig
-from dicetower.firmware.server.app import ServerConfig
-from dicetower.firmware.server.rolling import RandomSupply
 from mqtt_broker import Mosquitto, mosquitto_path
 
 pytest.importorskip("paho.mqtt.client", reason="paho-mqtt is not installed (the mqtt extra)")
@@ -21,14 +18,6 @@ def broker(tmp_path: Path) -> Iterator[Mosquitto]:
         pytest.skip("mosquitto is not installed (apt-get install mosquitto)")
     with Mosquitto(tmp_path / "broker", persistence=True) as m:
         yield m
-
-
-def tower_config(data_dir: Path, url: str, name: str = "t1", **mqtt: object) -> ServerConfig:
-    return ServerConfig(
-        data_dir=data_dir,
-        supply_factory=lambda: RandomSupply(7),
-        mqtt=MqttConfig(url=url, tower=name, **mqtt),  # type: ignore[arg-type]
-    )
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import tower_config
 from dicetower.firmware.hub.app import HubConfig, create_hub_app
 from dicetower.firmware.mqtt.client import Connection
 from dicetower.firmware.server.app import create_app
 from mqtt_broker import Mosquitto
+from mqtt_configs import tower_config
 from starlette.testclient import TestClient
 
 REPO = Path(__file__).resolve().parents[3]

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from dicetower.firmware.server.rolllog import row_hash
 from mqtt_broker import Mosquitto, Probe, free_port, mosquitto_path
-from table import HubWatcher, Process, start_hub, start_tower
+from mqtt_table import HubWatcher, Process, start_hub, start_tower
 
 OUTAGE_S = 30.0
 TOWERS = ("t1", "t2", "t3")

@@ -7,12 +7,12 @@ import json
 import time
 from pathlib import Path
 
-from conftest import tower_config
 from dicetower.firmware.mqtt.outbox import SENT_NAME
 from dicetower.firmware.mqtt.wire import check_event
 from dicetower.firmware.server.app import create_app
 from dicetower.firmware.server.rolllog import GENESIS
 from mqtt_broker import Mosquitto, Probe
+from mqtt_configs import tower_config
 from starlette.testclient import TestClient
 
 
