@@ -31,6 +31,7 @@ __all__ = [
     "faces_of",
     "kind",
     "label_of",
+    "min_px_of",
     "readable_labels",
     "taught_only_labels",
 ]
@@ -73,6 +74,11 @@ class DieKind:
     label: str = ""  #: the kind outside the readers; empty: the same as ``name``
     printed: str = "{}"
     body: bool = False
+    #: the imaging budget: the smallest die, in pixels (its box's longer side), that the general
+    #: reader reads as well as a full-size one (``bench/imaging_budget.py``, docs/vision.md);
+    #: ``0``: not measured. ``dicetower tower calibrate`` warns below it, and a numeral die
+    #: smaller than it is refused as ``too_small`` rather than read.
+    min_px: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -149,6 +155,11 @@ def kind(name: str) -> DieKind:
 def label_of(name: str) -> str:
     """The kind as labels and readings name it: a numeral d6 is a ``d6``."""
     return KINDS[name].label if name in KINDS else name
+
+
+def min_px_of(label: str) -> float:
+    """The imaging budget of a kind as labels name it: the largest of its rows' (``d6``: the pip d6's)."""
+    return max((k.min_px for k in KINDS.values() if k.label == label), default=0.0)
 
 
 def faces_of(label: str) -> tuple[int, ...]:

@@ -6,6 +6,10 @@ reused for every frame. ``dicetower read``, ``eval``, ``calibrate`` and the benc
 through it; :func:`import_reader` names another :class:`~dicetower.vision.reading.DiceReader`
 (the classic baseline, a test's stand-in) for eval to compare.
 
+A numeral die smaller than its kind's imaging budget (:attr:`~.kinds.DieKind.min_px`) that the
+reader cannot read is ``too_small`` once its kind is known (:func:`below_budget`): the camera is
+too far for it, which no re-throw mends.
+
 Per located die: ``too_small`` (too few pixels for pips) and ``cut_off`` when the frame edge
 clips the box to under :data:`CUT_ASPECT` of a square (most of the die is outside: a half face
 can look like another face) are decided before reading. Every other die is read, touching or at
@@ -22,6 +26,7 @@ import importlib
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +40,7 @@ from .faces.numerals import NumeralReader, with_kind
 from .faces.pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .faces.topface import face_centres
 from .identity import balance, white_balance_gains
-from .kinds import BODY_KINDS, NUMERAL_KINDS
+from .kinds import BODY_KINDS, KINDS, NUMERAL_KINDS, Reader
 from .locate import CUT_MARGIN, DieCandidate, as_bgr, locate_dice, tray_mask
 from .reading import DiceReader, DieReading, KindRead, Reading, ReadStatus, UnreadableReason
 from .view import FrameView, frame_view
@@ -48,6 +53,7 @@ __all__ = [
     "FrameReader",
     "LocateFn",
     "ReaderSpecError",
+    "below_budget",
     "import_reader",
     "open_reader",
     "read_frame",
@@ -95,6 +101,23 @@ def _pre_reason(c: DieCandidate) -> UnreadableReason | None:
     if c.cut_off and min(w, h) < CUT_ASPECT * max(w, h):
         return UnreadableReason.CUT_OFF
     return None
+
+
+def below_budget(die: DieReading, kind: str) -> DieReading:
+    """``die``, its unreadable reason ``too_small`` when it is a numeral ``kind`` (a
+    :data:`~.kinds.KINDS` name) narrower than that kind's ``min_px``.
+
+    Why the reason and not a refusal: below its budget the reader reads fewer dice of a kind but
+    no more of them wrong (``bench/imaging_budget.py``: no wrong read of a rendered d20 at any size
+    from 96 px down to 24), so its reads stand; the dice it cannot read are unreadable because they
+    are too small, and saying so points at the camera rather than at the die.
+    """
+    row = KINDS.get(kind)
+    if row is None or row.reader is not Reader.NUMERALS or not row.min_px:
+        return die
+    if die.status is ReadStatus.READ or max(die.box[2], die.box[3]) >= row.min_px:
+        return die
+    return replace(die, reason=UnreadableReason.TOO_SMALL)
 
 
 def _default_locate(
@@ -307,7 +330,9 @@ class FrameReader:
                 face_centre=centre,
             )
             read = kinds.get(i) or unsure_kinds.get(i)
-            out.append(with_kind(die, read) if read is not None else die)
+            if read is not None:
+                die = below_budget(with_kind(die, read), str(read.kind or read.guess or ""))
+            out.append(die)
         return out, {
             "read": (t1 - t0) * 1000.0,
             "colour": (t2 - t1) * 1000.0,
