@@ -107,10 +107,10 @@ KINDS: dict[str, DieKind] = {
     k.name: k
     for k in (
         DieKind("d4", tuple(range(1, 5)), Reader.NONE, None, "d4"),
-        DieKind("d6", tuple(range(1, 7)), Reader.PIPS, Shape.CUBE, "d6"),
+        DieKind("d6", tuple(range(1, 7)), Reader.PIPS, Shape.CUBE, "d6", min_px=21),
         DieKind("d6n", tuple(range(1, 7)), Reader.NUMERALS, Shape.CUBE, "numeral d6", label="d6"),
         DieKind("d8", tuple(range(1, 9)), Reader.NONE, None, "d8"),
-        DieKind("d10", tuple(range(10)), Reader.NUMERALS, Shape.TRAPEZOHEDRON, "d10", body=True),
+        DieKind("d10", tuple(range(10)), Reader.NUMERALS, Shape.TRAPEZOHEDRON, "d10", body=True, min_px=48),
         DieKind(
             "d10t",
             tuple(range(0, 100, 10)),
@@ -119,9 +119,10 @@ KINDS: dict[str, DieKind] = {
             "tens d10",
             printed="{:02d}",
             body=True,
+            min_px=56,
         ),
         DieKind("d12", tuple(range(1, 13)), Reader.NONE, None, "d12"),
-        DieKind("d20", tuple(range(1, 21)), Reader.NUMERALS, Shape.ICOSAHEDRON, "d20", body=True),
+        DieKind("d20", tuple(range(1, 21)), Reader.NUMERALS, Shape.ICOSAHEDRON, "d20", body=True, min_px=80),
     )
 }
 

@@ -69,7 +69,7 @@ def test_every_die_of_a_kind_is_one_size_in_a_mixed_tray() -> None:
 
 
 def test_the_tray_edge_and_walls_are_in_the_photo_and_the_dice_on_its_floor() -> None:
-    frame, reference, truth = next(_frames(None, 1))
+    _frame, reference, truth = next(_frames(None, 1))
     grey = cv2.cvtColor(reference, cv2.COLOR_BGR2GRAY).astype(np.float32)
     h, w = grey.shape
     r = TOWER.floor_radius(w)
@@ -93,7 +93,9 @@ def test_a_tray_of_small_dice_is_warned_about_at_calibration(
 ) -> None:
     # the same camera at a quarter of the pixels: a d20 spans DIE_PX / 2.5 = 38 px
     cfg = tmp_path / "small.toml"
-    cfg.write_text('[camera]\nbackend = "sim"\nwidth = 256\nheight = 192\n[dice]\nplain = "blue d20, 2 white d6"\n')
+    cfg.write_text(
+        '[camera]\nbackend = "sim"\nwidth = 256\nheight = 192\n[dice]\nplain = ["blue d20", "2 white d6"]\n'
+    )
     assert main(["tower", "calibrate", "--tower", "config", "--config", str(cfg)]) == 0
     out, err = capsys.readouterr()
     need = min_px_of("d20")
@@ -125,6 +127,7 @@ def test_die_sizes_count_a_die_as_its_loaded_kind_by_colour() -> None:
     sizes = die_sizes(reading, [TrayDie("d20", "blue"), TrayDie("d6", "white")])
     assert sizes == [DieSize("d20", 31.0, min_px_of("d20"), 1), DieSize("d6", 24.0, min_px_of("d6"), 1)]
     assert not sizes[0].ok
+    need = min_px_of("d20")
     assert sizes[0].warning() == (
-        f"d20 dice are 31 px across; numerals need {min_px_of('d20'):.0f} px: lower the camera or use the standard lens"
+        f"d20 dice are 31 px across; numerals need {need:.0f} px: lower the camera or use the standard lens"
     )

@@ -72,14 +72,20 @@ def test_the_reader_refuses_small_d20_rather_than_guessing() -> None:
 
 def test_the_bench_chooses_the_smallest_size_that_keeps_the_reading(bench: Any) -> None:
     def row(px: float, dice: int, right: int, wrong: int, wrong_upper: float) -> dict[str, float | int]:
-        return {"px": px, "dice": dice, "right_rate": right / dice, "wrong_rate": wrong / dice, "wrong_upper": wrong_upper}
+        rates = {"right_rate": right / dice, "wrong_rate": wrong / dice}
+        return {"px": px, "dice": dice, **rates, "wrong_upper": wrong_upper}
 
-    rows = [row(96, 100, 96, 0, 0.03), row(80, 100, 95, 0, 0.03), row(64, 100, 92, 0, 0.03), row(48, 100, 70, 0, 0.03)]
+    rows = [row(96, 100, 96, 0, 0.03), row(80, 100, 95, 0, 0.03), row(64, 100, 92, 0, 0.03)]
+    rows.append(row(48, 100, 70, 0, 0.03))
     assert bench.minimum(rows) == 64
     # a size with more wrong reads than the full size's bound stops the choice, even if right enough
     rows[2] = row(64, 100, 92, 5, 0.05)
     assert bench.minimum(rows) == 80
     # the full size is the largest row with at least half the dice (a real set has few large dice)
-    rows = [row(48, 10, 10, 0, 0.3), row(40, 100, 90, 0, 0.03), row(32, 100, 86, 0, 0.03), row(20, 100, 80, 0, 0.03)]
+    rows = [row(48, 10, 10, 0, 0.3), row(40, 100, 90, 0, 0.03), row(32, 100, 86, 0, 0.03)]
+    rows.append(row(20, 100, 80, 0, 0.03))
     assert bench.minimum(rows) == 32
+    # a full size that reads a quarter right: only the wrong reads judge
+    rows = [row(96, 156, 39, 1, 0.03), row(64, 156, 26, 4, 0.058), row(48, 156, 18, 9, 0.099)]
+    assert bench.minimum(rows) == 64
     assert bench.minimum([]) is None
