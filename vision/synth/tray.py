@@ -66,18 +66,6 @@ class TowerTray:
         """Where a point ``r_mm`` from the axis and ``height_mm`` above the floor lands, in floor mm."""
         return r_mm * self.lens_h_mm / max(1.0, self.lens_h_mm - height_mm)
 
-    def outline(self, width: int, height: int, points: int = 48) -> list[list[float]]:
-        """The floor's edge as a polygon in frame pixels, clipped to the frame (the reader's tray)."""
-        r = self.floor_radius(width)
-        cx, cy = width / 2, height / 2
-        out = []
-        for k in range(points):
-            a = 2 * math.pi * k / points
-            x = min(max(cx + r * math.cos(a), 0.0), width - 1.0)
-            y = min(max(cy + r * math.sin(a), 0.0), height - 1.0)
-            out.append([round(x, 1), round(y, 1)])
-        return out
-
     def fits(self, width: int, height: int, x: float, y: float, reach: float) -> bool:
         """Does a die reaching ``reach`` px from its centre at (x, y) lie on the floor, in frame?"""
         r = self.floor_radius(width)
@@ -93,35 +81,35 @@ class TowerTray:
         return _lit(self, width, height)
 
     def _draw(self, width: int, height: int) -> np.ndarray:
+        # worked one colour plane at a time: a frame-sized float image is 15 MB at 1280 x 960, and
+        # memory the allocator took stays the process's
         s = self.scale(width)
-        yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
-        r_px = np.hypot(xx - width / 2, yy - height / 2)
+        r_px = _radius(width, height)
         r_floor = self.tray_d_mm / 2 * s
         r_top = self._projected(self.tray_d_mm / 2, self.wall_h_mm) * s
         r_rim = self._projected(self.tray_d_mm / 2 + self.wall_mm, self.wall_h_mm) * s
-        img = np.empty((height, width, 3), np.float32)
-        img[:] = self.base
         # the inner face: darker down at the floor, where the ring light reaches it least
-        up = np.clip((r_px - r_floor) / max(1.0, r_top - r_floor), 0.0, 1.0)
-        face = np.array(self.wall, np.float32)[None, None, :] * (0.55 + 0.35 * up)[:, :, None]
-        wall = (r_px >= r_floor) & (r_px < r_top)
-        img[wall] = face[wall]
-        img[(r_px >= r_top) & (r_px < r_rim)] = np.array(self.wall, np.float32) * 1.05
+        shade = 0.55 + 0.35 * np.clip((r_px - r_floor) / max(1.0, r_top - r_floor), 0.0, 1.0)
         floor = r_px < r_floor
+        rim = (r_px >= r_top) & (r_px < r_rim)
+        beyond = r_px >= r_rim
         # one liner, one texture: from a fixed seed, whatever the scene's
         grain = np.random.default_rng(LINER_SEED).normal(0.0, 1.0, (height, width)).astype(np.float32)
         grain = cv2.GaussianBlur(grain, (0, 0), 0.8 * max(1.0, width / 640.0))
         grain *= self.grain / max(1e-6, float(grain.std()))
-        img[floor] = np.array(self.floor, np.float32) + grain[floor][:, None]
         # the liner's edge is soft: blend a pixel or two across it
-        edge = cv2.GaussianBlur(floor.astype(np.float32), (0, 0), 0.7)[:, :, None]
-        walls_only = img.copy()
-        walls_only[floor] = face[floor]
-        return img * edge + walls_only * (1 - edge)
+        edge = cv2.GaussianBlur(floor.astype(np.float32), (0, 0), 0.7)
+        img = np.empty((height, width, 3), np.float32)
+        for c in range(3):
+            wall = np.float32(self.wall[c]) * shade  # the inner face, and under the liner's edge
+            wall[rim] = np.float32(self.wall[c]) * np.float32(1.05)
+            wall[beyond] = self.base[c]
+            liner = np.where(floor, np.float32(self.floor[c]) + grain, wall)
+            img[:, :, c] = liner * edge + wall * (1 - edge)
+        return img
 
     def _light(self, width: int, height: int) -> np.ndarray:
-        yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
-        r = np.hypot(xx - width / 2, yy - height / 2) / max(1.0, self.floor_radius(width))
+        r = _radius(width, height) / max(1.0, self.floor_radius(width))
         return (1.0 - self.falloff * np.clip(r, 0.0, 1.4) ** 2).astype(np.float32)
 
     def light_direction(self, towards: tuple[float, float]) -> np.ndarray:
@@ -144,6 +132,13 @@ class TowerTray:
             return (0.0, 0.0)
         length = 0.06 * side * min(1.0, r / max(1.0, self.floor_radius(width)))
         return (dx / r * length, dy / r * length)
+
+
+def _radius(width: int, height: int) -> np.ndarray:
+    """Each pixel's distance from the frame's centre (float32)."""
+    xs = np.arange(width, dtype=np.float32) - np.float32(width / 2)
+    ys = np.arange(height, dtype=np.float32) - np.float32(height / 2)
+    return np.hypot(xs[None, :], ys[:, None])
 
 
 @functools.lru_cache(maxsize=8)
