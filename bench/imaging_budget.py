@@ -9,7 +9,8 @@ need more of them than a d6's pips. This measures, per kind, how the reader does
    drawn as the simulated camera draws them (the tower's tray, the ring light, 640 x 480; dice
    in the sim's colours), the camera farther away each step, so the dice are smaller in the same
    frame. Read with the empty-tray reference, by the reader a tray of that kind gets (pip d6:
-   the d6 reader; the others: kinds on).
+   the d6 reader; the others: kinds on), its refusal below the budget off: what this measures
+   is what the reader makes of small dice, which the budget then refuses.
 2. **Real photos**, downscaled: ``byler-d6``'s test split (top-down, several d6 a photo) and
    every ``--real-every``-th photo of ``rsandrini-d20``'s held-back videos (one d20 a photo,
    its box found by ``single_die_box``, cached in ``runs/single_die_boxes/``: the first run
@@ -233,6 +234,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error("--trays must be 1..1000 and --real-every 1..100")
     pips = open_reader()
     numerals = open_reader(numerals=True)
+    for reader in (pips, numerals):
+        reader.budget = False  # measure what the reader reads, not the refusal this sets
     readers = {"d6": pips, "d10": numerals, "d10t": numerals, "d20": numerals}
     print("source         kind    size   dice  right (rate, 95 % interval)  wrong (upper)  unreadable")
     rows = _render_rows(args.trays, readers)
