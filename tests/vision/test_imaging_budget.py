@@ -14,6 +14,7 @@ from dicetower.vision.kinds import KINDS, Reader, min_px_of
 from dicetower.vision.reader import below_budget, open_reader
 from dicetower.vision.reading import DieReading, ReadStatus, UnreadableReason
 from dicetower.vision.synth.numerals import NumeralStyle, TrayDie, render_tray
+from dicetower.vision.taught.reader import rereads
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "imaging_budget.py"
 
@@ -53,21 +54,40 @@ def test_a_numeral_die_below_its_budget_is_too_small_not_read() -> None:
     assert below_budget(pip, "d6") == pip
 
 
+def test_a_taught_die_reads_again_what_only_the_budget_refused() -> None:
+    need = KINDS["d20"].min_px
+    refused = below_budget(DieReading(box=(5.0, 5.0, need - 10, need - 10), kind="d20", face=3), "d20")
+    assert rereads(refused)  # the budget is the general reader's, not a taught die's
+    tiny = DieReading(
+        box=(5.0, 5.0, 8.0, 8.0), status=ReadStatus.UNREADABLE, reason=UnreadableReason.TOO_SMALL
+    )
+    assert not rereads(tiny)  # under the pixel floor nothing reads it
+    cut = DieReading(
+        box=(0.0, 5.0, 50.0, 90.0), status=ReadStatus.UNREADABLE, reason=UnreadableReason.CUT_OFF
+    )
+    assert not rereads(cut)
+
+
 def test_the_reader_refuses_small_d20_rather_than_guessing() -> None:
     reader = open_reader(numerals=True)
     side = 0.8 * KINDS["d20"].min_px * 640 / 480  # the renderer's unit is a 640 px short side
     style = NumeralStyle(blur=0.0, noise=1.0, perspective=0.0, tilt=10.0, tower=TOWER)
     reasons = []
+    unrefused: list[DieReading] = []
     for seed in range(3):
         rng = np.random.default_rng(seed)
         dice = [TrayDie("d20", int(rng.integers(1, 21)), "blue", "solid", side=side) for _ in range(4)]
         frame, reference, labels = render_tray(seed, dice, (640, 480), style=style)
         assert all(max(label.box[2:]) < KINDS["d20"].min_px for label in labels if label.box)
+        reader.budget = False  # the same reader without its refusal reads some of these small d20
+        unrefused += [d for d in reader.read(frame, reference).dice if d.kind == "d20" and d.face is not None]
+        reader.budget = True
         for die in reader.read(frame, reference).dice:
             if die.kind == "d20":
                 assert die.face is None, die  # never a face from a d20 this small
                 reasons.append(die.reason)
     assert UnreadableReason.TOO_SMALL in reasons
+    assert unrefused  # so the refusal is what kept their faces out
 
 
 def test_the_bench_chooses_the_smallest_size_that_keeps_the_reading(bench: Any) -> None:
