@@ -41,7 +41,7 @@ from .faces.pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .faces.topface import face_centres
 from .identity import balance, white_balance_gains
 from .kinds import BODY_KINDS, KINDS, NUMERAL_KINDS, Reader
-from .locate import CUT_MARGIN, DieCandidate, as_bgr, locate_dice, tray_mask
+from .locate import CUT_MARGIN, DieCandidate, _changed_share, as_bgr, foreground_small, locate_dice, tray_mask
 from .reading import DiceReader, DieReading, KindRead, Reading, ReadStatus, UnreadableReason
 from .view import FrameView, frame_view
 
@@ -50,6 +50,7 @@ __all__ = [
     "BODY_SAME_IOU",
     "CUT_ASPECT",
     "NOT_A_DIE_DROP",
+    "SOLID_SHARE",
     "FrameReader",
     "LocateFn",
     "ReaderSpecError",
@@ -70,6 +71,10 @@ MAX_DICE = 200
 #: unreadable: an unreadable die makes the tower throw again, a rubber foot should not. Chosen on
 #: the val split (see BENCHMARKS.md); a real die below the bar is still reported unreadable.
 NOT_A_DIE_DROP = NOT_A_DIE
+#: A candidate whose middle changed this much against the empty tray is something new in it
+#: (:meth:`FrameReader.solid`): never dropped as "not a die". A die's middle changes nearly all
+#: over (a white die on the dark liner: 0.9 and more); a shadow or a fleck, little of it.
+SOLID_SHARE = 0.6
 #: A body overlapping a located box by this IoU is that box (the detector found the die).
 BODY_SAME_IOU = 0.5
 #: A located box inside a body and wider than this share of it is the die itself, not a
@@ -179,7 +184,8 @@ class FrameReader:
         t1 = time.perf_counter()
         view = self.view_of(cands)
         gains = white_balance_gains(reference, self.tray_colour) if self.white_balance else None
-        dice, timings = self.read_candidates(frame, cands, view, gains=gains)
+        solid = self.solid(frame, cands, reference)
+        dice, timings = self.read_candidates(frame, cands, view, gains=gains, solid=solid)
         timings = {"locate": (t1 - t0) * 1000.0, **timings}
         h, w = frame.shape[:2]
         return Reading(
@@ -242,6 +248,26 @@ class FrameReader:
             kept.append(DieCandidate((x, y, bw, bh), 0.5, contour, False, bool(cut), "body"))
         return kept[:MAX_DICE]
 
+    def solid(
+        self, frame: np.ndarray, candidates: Sequence[DieCandidate], reference: np.ndarray | None
+    ) -> set[int]:
+        """The candidates that are something new in the tray: most of their middle changed against
+        the empty-tray ``reference`` (none without one).
+
+        Why: the face reader's "not a die" drops a rubber foot or a fleck of the tray, which the
+        empty tray shows too; a leaning die, seen as two slanted faces, it can also call "not a
+        die", and dropping it makes the tower throw again for a die missing rather than tap it
+        flat. Something the empty tray did not show is kept, as unreadable.
+        """
+        if reference is None or reference.shape != frame.shape or not candidates:
+            return set()
+        mask, scale = foreground_small(frame, reference)
+        return {
+            i
+            for i, c in enumerate(candidates)
+            if _changed_share(mask, tuple(v * scale for v in c.box)) >= SOLID_SHARE  # type: ignore[arg-type]
+        }
+
     def view_of(self, candidates: Sequence[DieCandidate]) -> FrameView:
         """How the camera saw these located dice (:mod:`dicetower.vision.view`).
 
@@ -258,12 +284,15 @@ class FrameReader:
         view: FrameView | None = None,
         *,
         gains: np.ndarray | None = None,
+        solid: set[int] | frozenset[int] = frozenset(),
     ) -> tuple[list[DieReading], dict[str, float]]:
         """Read located dice (boxes in ``frame`` pixels); returns readings and stage timings (ms).
 
         ``view`` chooses the thresholds (:meth:`D6Reader.thresholds_for`); judged from the
         candidates when not given. ``gains`` (BGR, :func:`~.identity.white_balance_gains`)
-        white-balance the crops colours are named from.
+        white-balance the crops colours are named from. ``solid``: indices of candidates that are
+        something new in the tray (:meth:`solid`), kept as unreadable when the face reader calls
+        them no die.
         """
         frame = as_bgr(frame)
         cands = list(candidates)[:MAX_DICE]
@@ -303,7 +332,9 @@ class FrameReader:
         for i, c in enumerate(cands):
             r = reads.get(i)
             if r is not None and r.probs and r.probs[0] >= self.not_a_die_drop and i not in kinds:
-                continue
+                if i not in solid:
+                    continue
+                r = replace(r, face=None, reason=UnreadableReason.LOW_CONFIDENCE)  # a die it cannot read
             reason: UnreadableReason | None
             if r is None:
                 reason = skip.get(i, UnreadableReason.LOW_CONFIDENCE)
