@@ -286,7 +286,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument(
         "--tray", metavar="X,Y,X,Y,...", help="the tray's outline in frame pixels (3 points or more)"
     )
-    a.add_argument("--yes", action="store_true", help="do not wait for Enter (the tray is already empty)")
+    a.add_argument(
+        "--yes",
+        action="store_true",
+        help="do not wait for Enter (the tray is empty; dice sizes go unchecked)",
+    )
     a = action("status", "the tower's state, dice, pins and calibration", _status)
     a.add_argument("--json", action="store_true")
     a = action(
