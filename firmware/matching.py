@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ..rules.source import DieSlot, Role
 from ..vision.identity import identify, identify_loaded
+from ..vision.kinds import label_of
 from ..vision.reading import DieReading, Reading, ReadStatus
 from .dice_set import DiceSet, TrayDie
 from .errors import TrayKindError
@@ -215,10 +216,20 @@ def loaded_colours(
     found = role_dice(dice, tray) if found is None else found
     by_role = {d.role: d for d in tray if d.role != "plain"}
     out = {i: by_role[role].colour for role, i in found.items() if role in by_role}
-    rest = [i for i in range(len(dice)) if i not in out]
-    left = [d for d in tray if d.role == "plain" or d.role not in found]
-    pairs = identify_loaded([dice[i] for i in rest], [(d.kind, d.colour) for d in left])
-    for i, c in zip(rest, pairs, strict=True):
+    left = [(d.kind, d.colour) for d in tray if d.role == "plain" or d.role not in found]
+    # a die the reader names as a loaded die of its kind is that die: only the others are paired
+    unsure = []
+    for i, d in enumerate(dice):
+        if i in out:
+            continue
+        named = (label_of(d.kind), d.colour)
+        if named in left:
+            left.remove(named)
+            out[i] = d.colour
+        else:
+            unsure.append(i)
+    pairs = identify_loaded([dice[i] for i in unsure], left) if unsure else []
+    for i, c in zip(unsure, pairs, strict=True):
         if c is not None:
-            out[i] = left[c].colour
+            out[i] = left[c][1]
     return out

@@ -41,7 +41,7 @@ from .faces.pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .faces.topface import face_centres
 from .identity import balance, white_balance_gains
 from .kinds import BODY_KINDS, KINDS, NUMERAL_KINDS, Reader
-from .locate import CUT_MARGIN, DieCandidate, _changed_share, as_bgr, foreground_small, locate_dice, tray_mask
+from .locate import CUT_MARGIN, DieCandidate, as_bgr, changed_share, foreground_small, locate_dice, tray_mask
 from .reading import DiceReader, DieReading, KindRead, Reading, ReadStatus, UnreadableReason
 from .view import FrameView, frame_view
 
@@ -265,7 +265,7 @@ class FrameReader:
         return {
             i
             for i, c in enumerate(candidates)
-            if _changed_share(mask, tuple(v * scale for v in c.box)) >= SOLID_SHARE  # type: ignore[arg-type]
+            if changed_share(mask, tuple(v * scale for v in c.box)) >= SOLID_SHARE  # type: ignore[arg-type]
         }
 
     def view_of(self, candidates: Sequence[DieCandidate]) -> FrameView:
