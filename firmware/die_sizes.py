@@ -16,6 +16,7 @@ to be read is still counted as the kind the config loads.
 from __future__ import annotations
 
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from .dice_set import TrayDie
     from .tower import Tower
 
-__all__ = ["DieSize", "check_die_sizes", "die_sizes"]
+__all__ = ["DieSize", "check_die_sizes", "die_sizes", "report_die_sizes"]
 
 
 @dataclass(frozen=True)
@@ -73,3 +74,25 @@ def check_die_sizes(tower: Tower) -> list[DieSize]:
     """Photograph the loaded tray once (no shake) and measure its dice (:func:`die_sizes`)."""
     frame = tower.capture()
     return die_sizes(tower.read(frame), tower.dice)
+
+
+def report_die_sizes(tower: Tower, *, ask: bool) -> list[DieSize]:
+    """``tower calibrate``'s check: each loaded kind's width on stdout, a warning line per kind too small.
+
+    A camera that cannot show its empty tray was just calibrated on an empty one: with ``ask`` the
+    person is asked to load the dice first (Enter), without it the check is skipped and said so.
+    """
+    if not tower.camera.can_show_empty_tray:
+        if not ask:
+            print("die sizes not checked (--yes: the tray is empty); calibrate without --yes to check them")
+            return []
+        print("Load the dice, then press Enter to check their size (Ctrl-C to stop).", file=sys.stderr)
+        sys.stdin.readline()
+    sizes = check_die_sizes(tower)
+    if not sizes:
+        print("die sizes not checked: no dice in the photo")
+    for size in sizes:
+        print(f"  {size.describe()}")
+        if not size.ok:
+            print(f"dicetower: warning: {size.warning()}", file=sys.stderr)
+    return sizes

@@ -381,32 +381,10 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(f"calibrated the {cal.backend} camera at {cal.size[0]}x{cal.size[1]}: {where}")
         for k, v in cal.settings.items():
             print(f"  {k} = {v}")
-        _check_sizes(tower, args.yes)
+        from ..die_sizes import report_die_sizes
+
+        report_die_sizes(tower, ask=not args.yes)
     return 0
-
-
-def _check_sizes(tower: Tower, yes: bool) -> None:
-    """Photograph the loaded tray once and say whether its dice are wide enough to be read."""
-    from ..die_sizes import check_die_sizes
-
-    if not tower.camera.can_show_empty_tray:
-        if yes:
-            print(
-                "die sizes not checked (--yes: the tray is empty); run calibrate again without --yes to check"
-            )
-            return
-        print(
-            "Put the dice back in the tray, then press Enter to check their size (Ctrl-C to stop).",
-            file=sys.stderr,
-        )
-        sys.stdin.readline()
-    sizes = check_die_sizes(tower)
-    if not sizes:
-        print("die sizes not checked: no dice in the photo")
-    for size in sizes:
-        print(f"  {size.describe()}")
-        if not size.ok:
-            print(f"dicetower: warning: {size.warning()}", file=sys.stderr)
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
@@ -131,3 +132,24 @@ def test_die_sizes_count_a_die_as_its_loaded_kind_by_colour() -> None:
     assert sizes[0].warning() == (
         f"d20 dice are 31 px across; numerals need {need:.0f} px: lower the camera or use the standard lens"
     )
+
+
+def test_a_camera_that_cannot_empty_its_tray_asks_for_the_dice_first(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dicetower.firmware.config import DEFAULT_CONFIG
+    from dicetower.firmware.die_sizes import report_die_sizes
+    from dicetower.firmware.tower import open_tower
+
+    tower = open_tower(DEFAULT_CONFIG)
+    try:
+        tower.camera.can_show_empty_tray = False  # as a real camera: the tray was emptied by hand
+        assert report_die_sizes(tower, ask=False) == []
+        assert "die sizes not checked (--yes" in capsys.readouterr().out
+        monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+        sizes = report_die_sizes(tower, ask=True)
+        out, err = capsys.readouterr()
+        assert "Load the dice, then press Enter" in err
+        assert [s.kind for s in sizes] == ["d6"] and sizes[0].seen == 5 and "d6 dice: " in out
+    finally:
+        tower.close()
