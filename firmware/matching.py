@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..rules.source import DieSlot, Role
-from ..vision.identity import identify
+from ..vision.identity import identify, identify_loaded
+from ..vision.kinds import label_of
 from ..vision.reading import DieReading, Reading, ReadStatus
 from .dice_set import DiceSet, TrayDie
 from .errors import TrayKindError
@@ -23,6 +24,7 @@ __all__ = [
     "MAX_ROUNDS",
     "NoDieForSlot",
     "count_problem",
+    "loaded_colours",
     "match_slots",
     "needs_role_die",
     "plan_rounds",
@@ -179,13 +181,14 @@ def match_slots(
     # the dice of the roles the request asks for are kept for those roles
     reserved = {found[role] for role in needed_roles if role in found}
     loaded_roles = {d.role for d in tray if d.role != "plain"}
+    colours = loaded_colours(dice, tray, found)
     for s in slots:
         if needs_role_die(s) and s.role.value in loaded_roles:
             i = found.get(s.role.value)
             if i is None or i in used or dice[i].kind != s.die:
                 raise NoDieForSlot(f"the {s.role.value} die is not in the photo for slot {s.slot}")
             used.add(i)
-            out[s.slot] = SlotAnswer.of(s, i, reading)
+            out[s.slot] = SlotAnswer.of(s, i, reading, colours.get(i))
     for s in slots:
         if s.slot in out:
             continue
@@ -194,5 +197,39 @@ def match_slots(
         if i is None:
             raise NoDieForSlot(f"no {s.die} left in the photo for slot {s.slot}")
         used.add(i)
-        out[s.slot] = SlotAnswer.of(s, i, reading)
+        out[s.slot] = SlotAnswer.of(s, i, reading, colours.get(i))
     return [out[s.slot] for s in slots]
+
+
+def loaded_colours(
+    dice: Sequence[DieReading], tray: Sequence[TrayDie], found: dict[str, int] | None = None
+) -> dict[int, str]:
+    """Each read die's colour as the config names it: the loaded die it is, by kind and colour.
+
+    Why not the reader's name: the reader names a colour from pixels, and a white die in shade or
+    against a bright tray can come out ``translucent`` or ``grey``; a roll's explanation speaks of
+    the dice the user loaded ("4 white d6"). Role dice (``found``, :func:`role_dice`) take their
+    role's colour; the others are paired with the remaining loaded dice at the least colour
+    distance (:func:`~dicetower.vision.identity.identify_loaded`). A die paired with none keeps no
+    entry (its reader's name stands).
+    """
+    found = role_dice(dice, tray) if found is None else found
+    by_role = {d.role: d for d in tray if d.role != "plain"}
+    out = {i: by_role[role].colour for role, i in found.items() if role in by_role}
+    left = [(d.kind, d.colour) for d in tray if d.role == "plain" or d.role not in found]
+    # a die the reader names as a loaded die of its kind is that die: only the others are paired
+    unsure = []
+    for i, d in enumerate(dice):
+        if i in out:
+            continue
+        named = (label_of(d.kind), d.colour)
+        if named in left:
+            left.remove(named)
+            out[i] = d.colour
+        else:
+            unsure.append(i)
+    pairs = identify_loaded([dice[i] for i in unsure], left) if unsure else []
+    for i, c in zip(unsure, pairs, strict=True):
+        if c is not None:
+            out[i] = left[c][1]
+    return out

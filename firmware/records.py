@@ -76,7 +76,8 @@ class SlotAnswer:
     face: int
 
     @classmethod
-    def of(cls, slot: DieSlot, index: int, reading: Reading) -> SlotAnswer:
+    def of(cls, slot: DieSlot, index: int, reading: Reading, colour: str | None = None) -> SlotAnswer:
+        """The answer of ``reading.dice[index]``; ``colour``: the loaded die's, over the reader's name."""
         d = reading.dice[index]
         assert d.face is not None
         return cls(
@@ -86,7 +87,7 @@ class SlotAnswer:
             slot.purpose.value,
             slot.label,
             index,
-            d.colour,
+            colour or d.colour,
             d.box,
             d.face,
         )

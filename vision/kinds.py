@@ -31,6 +31,7 @@ __all__ = [
     "faces_of",
     "kind",
     "label_of",
+    "min_px_of",
     "readable_labels",
     "taught_only_labels",
 ]
@@ -73,6 +74,11 @@ class DieKind:
     label: str = ""  #: the kind outside the readers; empty: the same as ``name``
     printed: str = "{}"
     body: bool = False
+    #: the imaging budget: the smallest die, in pixels (its box's longer side), that the general
+    #: reader reads as well as a full-size one (``bench/imaging_budget.py``, docs/vision.md);
+    #: ``0``: not measured. ``dicetower tower calibrate`` warns below it, and a numeral die
+    #: smaller than it is refused as ``too_small`` rather than read.
+    min_px: float = 0.0
 
     def __post_init__(self) -> None:
         if not self.label:
@@ -101,10 +107,10 @@ KINDS: dict[str, DieKind] = {
     k.name: k
     for k in (
         DieKind("d4", tuple(range(1, 5)), Reader.NONE, None, "d4"),
-        DieKind("d6", tuple(range(1, 7)), Reader.PIPS, Shape.CUBE, "d6"),
+        DieKind("d6", tuple(range(1, 7)), Reader.PIPS, Shape.CUBE, "d6", min_px=21),
         DieKind("d6n", tuple(range(1, 7)), Reader.NUMERALS, Shape.CUBE, "numeral d6", label="d6"),
         DieKind("d8", tuple(range(1, 9)), Reader.NONE, None, "d8"),
-        DieKind("d10", tuple(range(10)), Reader.NUMERALS, Shape.TRAPEZOHEDRON, "d10", body=True),
+        DieKind("d10", tuple(range(10)), Reader.NUMERALS, Shape.TRAPEZOHEDRON, "d10", body=True, min_px=48),
         DieKind(
             "d10t",
             tuple(range(0, 100, 10)),
@@ -113,9 +119,10 @@ KINDS: dict[str, DieKind] = {
             "tens d10",
             printed="{:02d}",
             body=True,
+            min_px=56,
         ),
         DieKind("d12", tuple(range(1, 13)), Reader.NONE, None, "d12"),
-        DieKind("d20", tuple(range(1, 21)), Reader.NUMERALS, Shape.ICOSAHEDRON, "d20", body=True),
+        DieKind("d20", tuple(range(1, 21)), Reader.NUMERALS, Shape.ICOSAHEDRON, "d20", body=True, min_px=80),
     )
 }
 
@@ -149,6 +156,11 @@ def kind(name: str) -> DieKind:
 def label_of(name: str) -> str:
     """The kind as labels and readings name it: a numeral d6 is a ``d6``."""
     return KINDS[name].label if name in KINDS else name
+
+
+def min_px_of(label: str) -> float:
+    """The imaging budget of a kind as labels name it: the largest of its rows' (``d6``: the pip d6's)."""
+    return max((k.min_px for k in KINDS.values() if k.label == label), default=0.0)
 
 
 def faces_of(label: str) -> tuple[int, ...]:

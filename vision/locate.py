@@ -30,6 +30,7 @@ __all__ = [
     "DieCandidate",
     "LocateError",
     "as_bgr",
+    "changed_share",
     "foreground_mask",
     "foreground_small",
     "locate_dice",
@@ -201,7 +202,8 @@ def foreground_small(frame: np.ndarray, reference: np.ndarray) -> tuple[np.ndarr
     return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8)), s
 
 
-def _changed_share(mask: np.ndarray, box: tuple[float, float, float, float]) -> float:
+def changed_share(mask: np.ndarray, box: tuple[float, float, float, float]) -> float:
+    """The share of ``box``'s middle (mask pixels) that changed against the empty tray."""
     x, y, w, h = box
     # The die body is the middle of its box: look at the inner 60% so a neighbour's
     # change at the box edge does not vouch for an empty patch.
@@ -471,7 +473,7 @@ def locate_dice(
         fg, fs = foreground_small(work, ref)
         # All mask work happens at the mask's own (small) scale.
         boxes = [b._replace(box=_scaled(b.box, fs)) for b in boxes]
-        boxes = [b for b in boxes if _changed_share(fg, b.box) >= MIN_CHANGED_SHARE]
+        boxes = [b for b in boxes if changed_share(fg, b.box) >= MIN_CHANGED_SHARE]
         boxes = _refine_all(fg, boxes)
         extra = _difference_blobs(fg, [b.box for b in boxes])
         boxes += [_Prop(e, 0.5, "difference", max(e[2], e[3]) > 1.5 * min(e[2], e[3])) for e in extra]

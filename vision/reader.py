@@ -6,6 +6,10 @@ reused for every frame. ``dicetower read``, ``eval``, ``calibrate`` and the benc
 through it; :func:`import_reader` names another :class:`~dicetower.vision.reading.DiceReader`
 (the classic baseline, a test's stand-in) for eval to compare.
 
+A numeral die smaller than its kind's imaging budget (:attr:`~.kinds.DieKind.min_px`) is
+refused as ``too_small`` once its kind is known (:func:`below_budget`): below it the reader's
+answers on real dice turn wrong, and the camera, not the throw, is what to change.
+
 Per located die: ``too_small`` (too few pixels for pips) and ``cut_off`` when the frame edge
 clips the box to under :data:`CUT_ASPECT` of a square (most of the die is outside: a half face
 can look like another face) are decided before reading. Every other die is read, touching or at
@@ -22,6 +26,7 @@ import importlib
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -35,8 +40,8 @@ from .faces.numerals import NumeralReader, with_kind
 from .faces.pips import NOT_A_DIE, D6Reader, FaceRead, crop_greys, is_too_small
 from .faces.topface import face_centres
 from .identity import balance, white_balance_gains
-from .kinds import BODY_KINDS, NUMERAL_KINDS
-from .locate import CUT_MARGIN, DieCandidate, as_bgr, locate_dice, tray_mask
+from .kinds import BODY_KINDS, KINDS, NUMERAL_KINDS, Reader
+from .locate import CUT_MARGIN, DieCandidate, as_bgr, changed_share, foreground_small, locate_dice, tray_mask
 from .reading import DiceReader, DieReading, KindRead, Reading, ReadStatus, UnreadableReason
 from .view import FrameView, frame_view
 
@@ -45,9 +50,11 @@ __all__ = [
     "BODY_SAME_IOU",
     "CUT_ASPECT",
     "NOT_A_DIE_DROP",
+    "SOLID_SHARE",
     "FrameReader",
     "LocateFn",
     "ReaderSpecError",
+    "below_budget",
     "import_reader",
     "open_reader",
     "read_frame",
@@ -64,6 +71,10 @@ MAX_DICE = 200
 #: unreadable: an unreadable die makes the tower throw again, a rubber foot should not. Chosen on
 #: the val split (see BENCHMARKS.md); a real die below the bar is still reported unreadable.
 NOT_A_DIE_DROP = NOT_A_DIE
+#: A candidate whose middle changed this much against the empty tray is something new in it
+#: (:meth:`FrameReader.solid`): never dropped as "not a die". A die's middle changes nearly all
+#: over (a white die on the dark liner: 0.9 and more); a shadow or a fleck, little of it.
+SOLID_SHARE = 0.6
 #: A body overlapping a located box by this IoU is that box (the detector found the die).
 BODY_SAME_IOU = 0.5
 #: A located box inside a body and wider than this share of it is the die itself, not a
@@ -95,6 +106,26 @@ def _pre_reason(c: DieCandidate) -> UnreadableReason | None:
     if c.cut_off and min(w, h) < CUT_ASPECT * max(w, h):
         return UnreadableReason.CUT_OFF
     return None
+
+
+def below_budget(die: DieReading, kind: str) -> DieReading:
+    """``die`` refused as ``too_small`` when it is a numeral ``kind`` (a :data:`~.kinds.KINDS` name)
+    narrower than that kind's ``min_px``; otherwise ``die`` as it is.
+
+    Why refuse a face the reader gave: below the budget its answers on real dice turn wrong
+    (``bench/imaging_budget.py``: of 156 held-back d20 photos, 9 and 10 read wrong at 48 and
+    40 px against 1 at 96), and an unreadable die costs a re-throw where a wrong one costs the
+    roll. Why numeral kinds only: the pip reader's answers on small dice stay right or
+    unreadable (no wrong read down to 12 px on ``byler-d6``), and it has its own pixel floor.
+    """
+    row = KINDS.get(kind)
+    if row is None or row.reader is not Reader.NUMERALS or not row.min_px:
+        return die
+    if max(die.box[2], die.box[3]) >= row.min_px:
+        return die
+    return replace(
+        die, face=None, status=ReadStatus.UNREADABLE, reason=UnreadableReason.TOO_SMALL, face_centre=None
+    )
 
 
 def _default_locate(
@@ -137,6 +168,9 @@ class FrameReader:
         self.white_balance = False
         #: The tray's BGR colour under neutral light; ``None``: a neutral (grey, black, white) tray.
         self.tray_colour: tuple[int, int, int] | None = None
+        #: Refuse numeral dice below their kind's imaging budget (:func:`below_budget`); off only
+        #: to measure that budget (``bench/imaging_budget.py``), which is what the reader does without it.
+        self.budget = True
 
     def read(
         self, frame: np.ndarray, reference: np.ndarray | None = None, tray: np.ndarray | None = None
@@ -150,7 +184,8 @@ class FrameReader:
         t1 = time.perf_counter()
         view = self.view_of(cands)
         gains = white_balance_gains(reference, self.tray_colour) if self.white_balance else None
-        dice, timings = self.read_candidates(frame, cands, view, gains=gains)
+        solid = self.solid(frame, cands, reference)
+        dice, timings = self.read_candidates(frame, cands, view, gains=gains, solid=solid)
         timings = {"locate": (t1 - t0) * 1000.0, **timings}
         h, w = frame.shape[:2]
         return Reading(
@@ -213,6 +248,26 @@ class FrameReader:
             kept.append(DieCandidate((x, y, bw, bh), 0.5, contour, False, bool(cut), "body"))
         return kept[:MAX_DICE]
 
+    def solid(
+        self, frame: np.ndarray, candidates: Sequence[DieCandidate], reference: np.ndarray | None
+    ) -> set[int]:
+        """The candidates that are something new in the tray: most of their middle changed against
+        the empty-tray ``reference`` (none without one).
+
+        Why: the face reader's "not a die" drops a rubber foot or a fleck of the tray, which the
+        empty tray shows too; a leaning die, seen as two slanted faces, it can also call "not a
+        die", and dropping it makes the tower throw again for a die missing rather than tap it
+        flat. Something the empty tray did not show is kept, as unreadable.
+        """
+        if reference is None or reference.shape != frame.shape or not candidates:
+            return set()
+        mask, scale = foreground_small(frame, reference)
+        return {
+            i
+            for i, c in enumerate(candidates)
+            if changed_share(mask, tuple(v * scale for v in c.box)) >= SOLID_SHARE  # type: ignore[arg-type]
+        }
+
     def view_of(self, candidates: Sequence[DieCandidate]) -> FrameView:
         """How the camera saw these located dice (:mod:`dicetower.vision.view`).
 
@@ -229,12 +284,15 @@ class FrameReader:
         view: FrameView | None = None,
         *,
         gains: np.ndarray | None = None,
+        solid: set[int] | frozenset[int] = frozenset(),
     ) -> tuple[list[DieReading], dict[str, float]]:
         """Read located dice (boxes in ``frame`` pixels); returns readings and stage timings (ms).
 
         ``view`` chooses the thresholds (:meth:`D6Reader.thresholds_for`); judged from the
         candidates when not given. ``gains`` (BGR, :func:`~.identity.white_balance_gains`)
-        white-balance the crops colours are named from.
+        white-balance the crops colours are named from. ``solid``: indices of candidates that are
+        something new in the tray (:meth:`solid`), kept as unreadable when the face reader calls
+        them no die.
         """
         frame = as_bgr(frame)
         cands = list(candidates)[:MAX_DICE]
@@ -274,7 +332,9 @@ class FrameReader:
         for i, c in enumerate(cands):
             r = reads.get(i)
             if r is not None and r.probs and r.probs[0] >= self.not_a_die_drop and i not in kinds:
-                continue
+                if i not in solid:
+                    continue
+                r = replace(r, face=None, reason=UnreadableReason.LOW_CONFIDENCE)  # a die it cannot read
             reason: UnreadableReason | None
             if r is None:
                 reason = skip.get(i, UnreadableReason.LOW_CONFIDENCE)
@@ -307,7 +367,11 @@ class FrameReader:
                 face_centre=centre,
             )
             read = kinds.get(i) or unsure_kinds.get(i)
-            out.append(with_kind(die, read) if read is not None else die)
+            if read is not None:
+                die = with_kind(die, read)
+                if self.budget:
+                    die = below_budget(die, str(read.kind or read.guess or ""))
+            out.append(die)
         return out, {
             "read": (t1 - t0) * 1000.0,
             "colour": (t2 - t1) * 1000.0,

@@ -21,7 +21,10 @@ Which fault, which die and when never depend on the faces, so no fault can bias 
 A tray of pip d6 only is drawn by the d6 scene renderer (one body colour for the plain dice
 and at most one red die, its wild die); a tray holding a d10, d10t or d20 is drawn by the
 numeral renderer (:func:`~dicetower.vision.synth.numerals.render_tray`), every die in its own
-configured colour, on a flat, evenly lit tray so the empty-tray reference stays true.
+configured colour. Both draw the tower's own tray (:class:`~dicetower.vision.synth.tray.TowerTray`:
+the round tray, its walls and matte liner, under the ring light, seen from one camera height), so
+every die of a kind is the same size in every photo (:data:`DIE_PX`), and the light never changes,
+so the empty-tray reference stays true.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from ...vision.synth.die3d import DieLook
 from ...vision.synth.numerals import NUMERAL_COLOURS, NumeralStyle, random_look, render_tray
 from ...vision.synth.numerals import TrayDie as DrawnDie
 from ...vision.synth.solids import face_values
+from ...vision.synth.tray import TowerTray
 from ..clock import Clock
 from ..config import FAULTS, Config, TrayDie
 from ..errors import CameraDisconnectedError, CameraUnavailableError
@@ -53,9 +57,11 @@ __all__ = ["SimCamera"]
 
 #: The die kinds the simulated camera draws, as a config names them (a config ``d6`` is a pip d6).
 DRAWN_LABELS = tuple(dict.fromkeys(label_of(k) for k in DRAWN_KINDS if KINDS[k].reader is not Reader.NONE))
-#: Dice of a numeral tray are drawn this wide (px at 640 px), one camera height for all (about
-#: 4.4 px a millimetre: a 16 mm d6, an 18 mm d10, a 22 mm d20): a tower camera is set so a
-#: d20's top numeral spans fifteen pixels or more.
+#: The tower's tray and the camera's height (about 4.4 px a millimetre on the floor).
+TOWER = TowerTray()
+#: Dice are drawn this wide in a 640-pixel-wide frame (in proportion at other widths), one camera
+#: height for all (TOWER's 4.4 px a millimetre: a 16 mm d6, an 18 mm d10, a 22 mm d20): a d6's
+#: top face is this many pixels a side, a numeral die's outline about this many across.
 DIE_PX: dict[str, float] = {"d6": 72.0, "d10": 80.0, "d10t": 80.0, "d20": 96.0}
 #: The range the numeral style keeps for any other kind (the renderer's default draw).
 NUMERAL_DIE_PX = (64.0, 84.0)
@@ -64,7 +70,17 @@ MOVING_FRAMES = (2, 6)
 TAP_MOVING_FRAMES = 1
 #: Per-frame sensor noise: uniform 0..NOISE grey levels, from a tile sliced at a random offset.
 NOISE = 4
-_TRAY_BGR = (118, 118, 118)
+_TRAY_BGR = TOWER.floor
+
+
+def drawn_side(kind: str, size: tuple[int, int]) -> float:
+    """The side the renderers are asked for, so that a ``kind`` die is :data:`DIE_PX` wide at ``size``.
+
+    Why the conversion: the renderers measure sizes against a 640-pixel short side; the camera's
+    scale follows the frame's width (one lens, one height, more or fewer pixels).
+    """
+    w, h = size
+    return DIE_PX.get(kind, sum(NUMERAL_DIE_PX) / 2) * w / min(w, h)
 
 
 class SimCamera(CameraBackend):
@@ -118,7 +134,10 @@ class SimCamera(CameraBackend):
             if self.numeral
             else tuple(dice[i] for i in red) + tuple(d for d in dice if d.colour != "red")
         )
+        self.size = (int(size[0]), int(size[1]))
+        d6_side = drawn_side("d6", self.size)
         self._style = SceneStyle(
+            die_size=(d6_side, d6_side),
             body=next(iter(others), "white"),
             wild_die=bool(red),
             pip_shape="round",
@@ -129,6 +148,7 @@ class SimCamera(CameraBackend):
             parallax=0.0,
             light=0.0,
             grain=0.0,
+            tower=TOWER,
         )
         self._numeral_style = NumeralStyle(
             die_size=NUMERAL_DIE_PX,
@@ -139,8 +159,8 @@ class SimCamera(CameraBackend):
             light=0.0,
             grain=0.0,
             tilt=10.0,
+            tower=TOWER,
         )
-        self.size = (int(size[0]), int(size[1]))
         self.seed = seed
         self.rng = random.Random(seed)
         self.fault_rate = float(fault_rate)
@@ -314,7 +334,7 @@ class SimCamera(CameraBackend):
             rng = np.random.default_rng(zlib.crc32(f"{i} {d.kind} {d.colour}".encode()))
             look = random_look(rng, d.colour, "solid", self._numeral_style)
             values = tuple(int(v) for v in face_values(d.kind, rng))
-            out.append((look, values, DIE_PX.get(d.kind, sum(NUMERAL_DIE_PX) / 2)))
+            out.append((look, values, drawn_side(d.kind, self.size)))
         return out
 
     def _render_numeral(self, order: list[int]) -> tuple[np.ndarray, list[LabelledDie]]:

@@ -292,7 +292,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument(
         "--tray", metavar="X,Y,X,Y,...", help="the tray's outline in frame pixels (3 points or more)"
     )
-    a.add_argument("--yes", action="store_true", help="do not wait for Enter (the tray is already empty)")
+    a.add_argument(
+        "--yes",
+        action="store_true",
+        help="do not wait for Enter (the tray is empty; dice sizes go unchecked)",
+    )
     a = action("status", "the tower's state, dice, pins and calibration", _status)
     a.add_argument("--json", action="store_true")
     a = action(
@@ -390,14 +394,17 @@ def _calibrate(args: argparse.Namespace) -> int:
             sys.stdin.readline()
         save = not tower.camera.can_show_empty_tray
         cal = tower.calibrate(save=save, tray=tray)
-    where = (
-        f"saved in {printable(str(tower.config.calibration_dir / cal.backend))}"
-        if save
-        else "kept in memory (simulated camera)"
-    )
-    print(f"calibrated the {cal.backend} camera at {cal.size[0]}x{cal.size[1]}: {where}")
-    for k, v in cal.settings.items():
-        print(f"  {k} = {v}")
+        where = (
+            f"saved in {printable(str(tower.config.calibration_dir / cal.backend))}"
+            if save
+            else "kept in memory (simulated camera)"
+        )
+        print(f"calibrated the {cal.backend} camera at {cal.size[0]}x{cal.size[1]}: {where}")
+        for k, v in cal.settings.items():
+            print(f"  {k} = {v}")
+        from ..die_sizes import report_die_sizes
+
+        report_die_sizes(tower, ask=not args.yes)
     return 0
 
 

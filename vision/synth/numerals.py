@@ -22,7 +22,7 @@ fonts given. Never evidence of accuracy on real dice: real photos are.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -42,6 +42,7 @@ from .render import (
     to_uint8,
     tray_background,
 )
+from .tray import TowerTray
 
 __all__ = [
     "MATERIALS",
@@ -117,6 +118,7 @@ class NumeralStyle:
     translucent: float = 0.2  #: share of bodies drawn translucent, likewise
     speckled: float = 0.25  #: share of bodies drawn speckled, likewise
     fonts: tuple[Font, ...] = BUILTIN_FONTS  #: numeral fonts drawn from
+    tower: TowerTray | None = None  #: the tower's own tray (:class:`.render.SceneStyle`'s ``tower``)
 
 
 def _check(kind: str, face: int) -> None:
@@ -252,19 +254,24 @@ def render_tray_tops(
     light, towards = light_field(
         rng, W, H, style.light if style.light is not None else float(rng.uniform(0, 0.5))
     )
+    tower = style.tower
+    if tower is not None:
+        light = tower.light(W, H)
     lo, hi = style.die_size
     sides = [(float(rng.uniform(lo, hi)) if s.side is None else s.side) * unit for s in specs]
-    centres = place_dice(rng, sides, W, H, touching and len(specs) >= 2)
-    background = tray_background(rng, W, H, tray, style.grain)
+    centres = place_dice(rng, sides, W, H, touching and len(specs) >= 2, tower)
+    background = tower.draw(W, H) if tower is not None else tray_background(rng, W, H, tray, style.grain)
     reference = background.copy()
     canvas = background.copy()
     shade = np.ones((H, W), np.float32)
     polys = []
     tops: list[tuple[tuple[float, float], float]] = []
     # the light stands opposite the shadows: camera axes, y up
-    light_dir = np.array([-towards[0], towards[1], 1.2])
+    light_dir = np.array([-towards[0], towards[1], 1.2]) if tower is None else tower.light_direction(towards)
     for spec, s, c in zip(specs, sides, centres, strict=True):
         look = spec.look if spec.look is not None else random_look(rng, spec.colour, spec.material, style)
+        if tower is not None:  # the diffuser spreads the ring's highlight broad and faint
+            look = replace(look, gloss=look.gloss * tower.highlight)
         side = max(8, round(s))
         values = None if spec.values is None else np.asarray(spec.values, np.int64)
         drawn = render_solid(
@@ -283,6 +290,8 @@ def render_tray_tops(
         tops.append(((c[0] + drawn.face_at[0] - pw / 2, c[1] + drawn.face_at[1] - ph / 2), drawn.upright))
         angle = 0.0  # the pose already turns the die every way
         shadow = (towards[0] * s * 0.12, towards[1] * s * 0.12) if style.shadows else None
+        if tower is not None and style.shadows:
+            shadow = tower.shadow(W, H, c[0], c[1], s)
         paste_die(canvas, shade, patch, mask, c, angle, shadow)
         polys.append(_outline(mask, c, angle))
     canvas *= (shade * light)[:, :, None]

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import VisionError
 from ..manifest import LabelledDie
+from .tray import TowerTray
 
 __all__ = [
     "BODY_COLOURS",
@@ -121,6 +122,9 @@ class SceneStyle:
     shadows: bool = True
     grain: float = 5.0  #: tray texture amplitude (grey levels)
     marbled: float = 0.0  #: share of dice drawn with a marbled body (MARBLED_COLOURS)
+    #: draw the tower's own tray (walls, liner, ring light; :mod:`.tray`) instead of a flat field:
+    #: ``tray``, ``grain`` and ``light`` then have no say, and dice land on its floor only
+    tower: TowerTray | None = None
 
 
 def _rounded_mask(w: int, h: int, radius: float) -> np.ndarray:
@@ -281,8 +285,14 @@ def light_field(
 
 
 def place_dice(
-    rng: np.random.Generator, sides: list[float], w: int, h: int, touching: bool
+    rng: np.random.Generator,
+    sides: list[float],
+    w: int,
+    h: int,
+    touching: bool,
+    tower: TowerTray | None = None,
 ) -> list[tuple[float, float]]:
+    """Centres for ``sides`` px dice, apart (or the second flush against the first), on ``tower``'s floor."""
     centres: list[tuple[float, float]] = []
     margin = 0.04 * min(w, h)
     for i, s in enumerate(sides):
@@ -299,6 +309,8 @@ def place_dice(
             else:
                 c = (rng.uniform(lo, hi_x), rng.uniform(lo, hi_y))
             if not (lo <= c[0] <= hi_x and lo <= c[1] <= hi_y):
+                continue
+            if tower is not None and not tower.fits(w, h, c[0], c[1], reach):
                 continue
             gap = 1.02 if touching and i == 1 else 1.5
             near = zip(centres, sides[: len(centres)], strict=True)
@@ -350,13 +362,16 @@ def render_scene(
     tray = style.tray or TRAY_COLOURS[int(rng.integers(len(TRAY_COLOURS)))]
     light_strength = style.light if style.light is not None else float(rng.uniform(0.0, 0.5))
     light, towards = light_field(rng, W, H, light_strength)
+    tower = style.tower
+    if tower is not None:
+        light = tower.light(W, H)
     parallax = style.parallax if style.parallax is not None else float(rng.uniform(0.0, 0.2))
     shape = style.pip_shape or str(rng.choice(["round", "round", "round", "square", "ring"]))
     lo, hi = style.die_size
     sides = [float(rng.uniform(lo, hi)) * unit for _ in range(n_dice)]
     faces = list(faces) if faces is not None else [int(rng.integers(1, 7)) for _ in range(n_dice)]
-    centres = place_dice(rng, sides, W, H, touching and n_dice >= 2)
-    background = tray_background(rng, W, H, tray, style.grain)
+    centres = place_dice(rng, sides, W, H, touching and n_dice >= 2, tower)
+    background = tower.draw(W, H) if tower is not None else tray_background(rng, W, H, tray, style.grain)
     reference = background.copy()
     canvas = background.copy()
     shade = np.ones((H, W), np.float32)
@@ -381,6 +396,8 @@ def render_scene(
             seed_swirl = int(rng.integers(0, 2**31)) if swirl is not None else 0
             patch, mask = draw_face(f, side, body, pip, shape, swirl=swirl, swirl_seed=seed_swirl)
         shadow = (towards[0] * s * 0.12, towards[1] * s * 0.12) if style.shadows else None
+        if tower is not None and style.shadows:
+            shadow = tower.shadow(W, H, c[0], c[1], s)
         corners = []
         # a camera above the tray centre sees the side of a die that faces the centre: draw
         # the body's footprint, darker, stepped from the base to under the top face

@@ -35,7 +35,7 @@ from typing import Any
 from ..eval.intervals import binomial_bounds
 from ..kinds import label_of
 from ..reading import Reading
-from .reader import REREAD
+from .reader import rereads
 
 __all__ = ["MIN_DICE", "WINDOW", "Baseline", "DriftMonitor", "Figure", "reads_of"]
 
@@ -137,9 +137,7 @@ def reads_of(
         if not b.colour:
             continue
         named = sum(
-            1
-            for d in reading.dice
-            if d.reason in REREAD and label_of(d.kind) == b.kind and d.colour == b.colour
+            1 for d in reading.dice if rereads(d) and label_of(d.kind) == b.kind and d.colour == b.colour
         )
         out.extend((b.id, None) for _ in range(max(0, named - recognised.get(b.id, 0))))
     return out

@@ -10,7 +10,9 @@ the fit turns it on for a die only when it read some of the held-back dice the h
 and none of them wrong, and the card records those counts.
 
 The answer is the general reader's own: the numeral network must name the die's kind, and its face
-stands as :func:`~dicetower.vision.faces.glyphs.with_glyph` decides, kept to the die's faces.
+stands as :func:`~dicetower.vision.faces.glyphs.with_glyph` decides, kept to the die's faces; a
+die under its kind's imaging budget (:func:`~dicetower.vision.kinds.min_px_of`) gets none, as the
+general reader gives none.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 
 from ..faces.glyphs import GlyphReader, with_glyph
 from ..faces.numerals import NumeralReader
-from ..kinds import KINDS, NUMERAL_KINDS, label_of
+from ..kinds import KINDS, NUMERAL_KINDS, label_of, min_px_of
 from ..reading import UnreadableReason
 from .model import TaughtRead
 
@@ -54,7 +56,12 @@ class GeneralAnswer:
         if not boxes:
             return out
         kind_reads = self.numerals.read_crops(self.numerals.crops(frame, list(boxes)))
-        same = [i for i, r in enumerate(kind_reads) if r.kind is not None and label_of(r.kind) == kind]
+        budget = min_px_of(kind)  # under it the general reader's numeral answers turn wrong
+        same = [
+            i
+            for i, r in enumerate(kind_reads)
+            if r.kind is not None and label_of(r.kind) == kind and max(boxes[i][2], boxes[i][3]) >= budget
+        ]
         if not same:
             return out
         glyph_reads = self.glyphs.read(

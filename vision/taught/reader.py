@@ -7,9 +7,11 @@ head (:class:`~.model.TaughtModel`), which answers only with that die's faces or
 ``low_confidence``. A die no taught body is near keeps the general reader's reading, so a
 tray may mix taught and untaught dice. A die the general reader could not read for a reason of
 its own (cut off by the frame, too small, blurred, touching, cocked) stays unreadable: those
-are facts about the photo, not about which face is up. A taught die its head is unsure of
-takes the general numeral reader's sure answer when the fit chose so for that die
-(:mod:`.fallback`: it read some held-back dice the head abstained on, and none wrong).
+are facts about the photo, not about which face is up. One exception: a numeral die the general
+reader refuses only for being under its imaging budget is read by its taught die (:func:`rereads`).
+A taught die its head is unsure of takes the general numeral reader's sure answer when the fit
+chose so for that die (:mod:`.fallback`: it read some held-back dice the head abstained on, and
+none wrong), and never for a die under the budget.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..faces.pips import is_too_small
 from ..identity import assign
 from ..kinds import label_of
 from ..reader import FrameReader, open_reader
@@ -30,7 +33,7 @@ from .model import TaughtDieCard, TaughtModel, TaughtRead
 
 Box = tuple[float, float, float, float]
 
-__all__ = ["FORBIDDEN", "REREAD", "TELL_WEIGHT", "TaughtFrameReader", "open_taught_reader"]
+__all__ = ["FORBIDDEN", "REREAD", "TELL_WEIGHT", "TaughtFrameReader", "open_taught_reader", "rereads"]
 
 #: Delta E of cost per nat of the telling head's doubt that a die is a taught die.
 TELL_WEIGHT = 10.0
@@ -38,6 +41,20 @@ TELL_WEIGHT = 10.0
 FORBIDDEN = 1e9
 #: General readings a taught die reads again: read, or unsure of the face or kind.
 REREAD = frozenset({None, UnreadableReason.LOW_CONFIDENCE, UnreadableReason.KIND_UNSURE})
+
+
+def rereads(die: DieReading) -> bool:
+    """Does a taught die read ``die`` again? Read, unsure, or refused only by the general budget.
+
+    The general reader refuses a numeral die below its kind's imaging budget
+    (:func:`~dicetower.vision.reader.below_budget`): that budget is the general reader's, measured
+    on dice it never saw. A taught die has its own held-back figures, on photos from this camera,
+    so it reads such a die again; a die under the pixel floor (:func:`~.faces.pips.is_too_small`)
+    is too small for any reader.
+    """
+    if die.reason in REREAD:
+        return True
+    return die.reason is UnreadableReason.TOO_SMALL and not is_too_small(die.box)
 
 
 class TaughtFrameReader:
@@ -99,7 +116,7 @@ class TaughtFrameReader:
         dice = list(reading.dice)
         wanted: dict[str, list[int]] = {}
         cards: dict[str, TaughtDieCard] = {}
-        open_dice = [i for i, d in enumerate(dice) if d.reason in REREAD]
+        open_dice = [i for i, d in enumerate(dice) if rereads(d)]
         for i, taught in zip(open_dice, self.match(frame, [dice[i] for i in open_dice]), strict=True):
             if taught is not None:
                 wanted.setdefault(taught.id, []).append(i)
