@@ -3,8 +3,8 @@
 ``create_app(config)`` builds ``Starlette(routes=[...], lifespan=...)``. The lifespan opens
 the roll log (recovering rolls left in flight by a crash), the dice supply, the event bus and
 the teach folder (when one is given), starts the one roll worker, and yields them as request
-state: nothing lives in module globals. Errors are mapped once in ``exception_handlers``: every 4xx is
-``{"error": {"status", "field", "message"}}``.
+state: nothing lives in module globals. Errors are mapped once (``errors.py``): every 4xx and 5xx
+is ``{"error": {"status", "field", "message"}}``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -28,17 +27,17 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
 from .events import EventBus
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
 from .guards import ApiError, json_body, require_token
 from .openapi import openapi_schema
-from .rolling import DiceSupply, RandomSupply, RequestFieldError, parse_roll_request
+from .rolling import DiceSupply, RandomSupply, parse_roll_request
 from .rolllog import RollLog
-from .rollqueue import QueueFullError, RollQueue
+from .rollqueue import RollQueue
 from .security import (
     BodyLimitMiddleware,
-    BodyTooLargeError,
     RateLimiter,
     SecurityHeadersMiddleware,
     is_loopback,
@@ -47,7 +46,7 @@ from .security import (
 from .teach import TeachSession, teach_routes
 from .views import roll_summary, roll_view
 
-__all__ = ["ApiError", "ServerConfig", "create_app"]
+__all__ = ["MAX_ROLL_ID", "ApiError", "ServerConfig", "create_app"]
 
 
 @dataclass
@@ -81,36 +80,6 @@ class ServerConfig:
         return self.require_token if self.require_token is not None else not is_loopback(self.host)
 
 
-def _error(status: int, message: str, field_name: str | None = None, **extra: Any) -> JSONResponse:
-    body: dict[str, Any] = {"status": status, "field": field_name, "message": message, **extra}
-    headers = {"Retry-After": str(extra["retry_after"])} if "retry_after" in extra else None
-    return JSONResponse({"error": body}, status_code=status, headers=headers)
-
-
-async def _api_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    return _error(exc.status, exc.message, exc.field, **exc.extra)
-
-
-async def _field_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, RequestFieldError)
-    extra = {"position": exc.position} if exc.position is not None else {}
-    return _error(exc.status, exc.message, exc.field, **extra)
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    return _error(exc.status_code, str(exc.detail))
-
-
-async def _too_large(request: Request, exc: Exception) -> Response:
-    return _error(413, str(exc), "body")
-
-
-async def _queue_full(request: Request, exc: Exception) -> Response:
-    return _error(503, str(exc), retry_after=1)
-
-
 # -- helpers ----------------------------------------------------------------------------
 
 
@@ -120,6 +89,22 @@ def _state(request: Request | WebSocket) -> Any:
 
 def _client(request: Request) -> str:
     return request.client.host if request.client else "unknown"
+
+
+#: the largest roll id (SQLite's INTEGER is 64-bit signed); a larger one in a URL is no roll
+MAX_ROLL_ID = 2**63 - 1
+#: the largest throw index or die slot in a photo URL (a roll has at most 1000 dice)
+_MAX_PHOTO_INDEX = 1_000_000
+
+
+def _roll_id(request: Request) -> int:
+    """The URL's roll id; one beyond 64 bits cannot be in the log, so it is a 404, not an overflow."""
+    roll_id: int = request.path_params["roll_id"]
+    if roll_id > MAX_ROLL_ID:
+        raise ApiError(
+            404, f"no roll {str(roll_id)[:24]}...: roll ids are at most {MAX_ROLL_ID}", field_name="roll_id"
+        )
+    return roll_id
 
 
 def _int_query(request: Request, name: str, default: int | None, lo: int, hi: int) -> int | None:
@@ -169,7 +154,7 @@ async def list_rolls(request: Request) -> Response:
 
 async def get_roll(request: Request) -> Response:
     state = _state(request)
-    roll_id = request.path_params["roll_id"]
+    roll_id = _roll_id(request)
     row = await run_in_threadpool(state.log.get, roll_id)
     if row is None:
         raise ApiError(404, f"no roll {roll_id}", field_name="roll_id")
@@ -179,9 +164,13 @@ async def get_roll(request: Request) -> Response:
     return JSONResponse(view)
 
 
-async def _photo(request: Request, name: str) -> Response:
+async def _photo(request: Request, kind: str, number_name: str) -> Response:
     state = _state(request)
-    roll_id = request.path_params["roll_id"]
+    roll_id = _roll_id(request)
+    number = request.path_params[number_name]
+    if number > _MAX_PHOTO_INDEX:
+        raise ApiError(404, f"roll {roll_id} has no {kind} {str(number)[:24]}", field_name=number_name)
+    name = f"{'throw' if kind == 'photo' else 'die'}-{number}.jpg"
     path = await run_in_threadpool(state.log.photo_path, roll_id, name)
     if path is None:
         raise ApiError(404, f"roll {roll_id} has no photo {name} (or it was pruned)")
@@ -189,11 +178,11 @@ async def _photo(request: Request, name: str) -> Response:
 
 
 async def get_photo(request: Request) -> Response:
-    return await _photo(request, f"throw-{request.path_params['index']}.jpg")
+    return await _photo(request, "photo", "index")
 
 
 async def get_crop(request: Request) -> Response:
-    return await _photo(request, f"die-{request.path_params['slot']}.jpg")
+    return await _photo(request, "crop", "slot")
 
 
 def _fairness(log: RollLog, bias: float) -> list[Any]:
@@ -375,13 +364,8 @@ def create_app(config: ServerConfig) -> Starlette:
         lifespan=lifespan,
         middleware=[
             Middleware(SecurityHeadersMiddleware),
+            Middleware(InternalErrorMiddleware),
             Middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes),
         ],
-        exception_handlers={
-            ApiError: _api_error,
-            RequestFieldError: _field_error,
-            HTTPException: _http_error,
-            BodyTooLargeError: _too_large,
-            QueueFullError: _queue_full,
-        },
+        exception_handlers=dict(EXCEPTION_HANDLERS),
     )

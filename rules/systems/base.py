@@ -8,6 +8,7 @@ and computes the exact :class:`~dicetower.rules.result.Odds` of its outcomes.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -94,6 +95,11 @@ def validate_params(check: Check, given: Mapping[str, Any]) -> dict[str, Any]:
             continue
         v = given[p.name]
         try:
+            if isinstance(v, bool) is not (p.type is bool) and not isinstance(v, str):
+                # bool is an int in Python: ``"level": true`` must not be level 1, nor 5 a yes
+                raise ValueError(v)
+            if isinstance(v, float) and not math.isfinite(v):
+                raise ValueError(v)
             if p.type is bool and isinstance(v, str):
                 if v.lower() not in ("1", "0", "true", "false", "yes", "no"):
                     raise ValueError(v)
