@@ -27,6 +27,7 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from .clients import TrustedProxies, client_address
 from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
 from .events import EventBus
 from .fairness import fairness_from_rows
@@ -74,6 +75,8 @@ class ServerConfig:
     teach_dir: Path | None = None
     #: called once with the new token when one is created
     announce_token: Callable[[str, Path], None] | None = None
+    #: reverse proxies (addresses or networks) whose X-Forwarded-For names the client (``clients.py``)
+    trusted_proxies: tuple[str, ...] = ()
 
     @property
     def token_required(self) -> bool:
@@ -88,7 +91,9 @@ def _state(request: Request | WebSocket) -> Any:
 
 
 def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """The client to rate-limit and log: the peer, or whom a trusted proxy names (``clients.py``)."""
+    peer = request.client.host if request.client else None
+    return client_address(peer, request.headers.getlist("x-forwarded-for"), _state(request).proxies)
 
 
 #: the largest roll id (SQLite's INTEGER is 64-bit signed); a larger one in a URL is no roll
@@ -127,12 +132,13 @@ async def post_roll(request: Request) -> Response:
     require_token(request)
     state = _state(request)
     roll = parse_roll_request(await json_body(request, "the roll"))
-    wait = state.limiter.allow(_client(request))
+    client = _client(request)
+    wait = state.limiter.allow(client)
     if wait:
         raise ApiError(
-            429, f"too many rolls from {_client(request)}; wait {wait:.1f} s", retry_after=max(1, round(wait))
+            429, f"too many rolls from {client}; wait {wait:.1f} s", retry_after=max(1, round(wait))
         )
-    roll_id, place = await state.queue.submit(roll, _client(request))
+    roll_id, place = await state.queue.submit(roll, client)
     return JSONResponse(
         {"id": roll_id, "status": "queued", "place": place, "url": f"/api/rolls/{roll_id}"},
         status_code=202,
@@ -304,6 +310,7 @@ async def ws_events(websocket: WebSocket) -> None:
 
 def create_app(config: ServerConfig) -> Starlette:
     """The server over ``config``; the roll log, dice supply and worker open in its lifespan."""
+    proxies = TrustedProxies(config.trusted_proxies)  # a bad entry fails here, before anything opens
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -333,6 +340,7 @@ def create_app(config: ServerConfig) -> Starlette:
                         "token": token,
                         "teach": teach,
                         "limiter": RateLimiter(config.rate_per_second, config.rate_burst),
+                        "proxies": proxies,
                     }
                 finally:
                     await queue.stop()

@@ -1,0 +1,75 @@
+"""How ``dicetower serve`` listens: uvicorn's settings, and a socket that lets go of peers who stop reading.
+
+Why not ``uvicorn.run(app, host=..., port=...)``: its defaults trust ``X-Forwarded-For`` from
+loopback (any local process, or a proxy the owner never named, could set the client address), accept
+16 MiB WebSocket messages on a stream that only ever reads a close frame, and compress every
+event once per client. And a peer that stops reading keeps its connection, and the bytes
+queued for it, for as long as it keeps acknowledging TCP's window probes: closing it from the
+app waits for a buffer that never drains. A listening socket with ``TCP_USER_TIMEOUT`` hands
+that timeout to every connection it accepts, so the kernel drops a peer that has not taken a
+byte for :data:`STALLED_PEER_S` seconds and uvicorn frees what it held.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import uvicorn
+from starlette.types import ASGIApp
+
+__all__ = ["STALLED_PEER_S", "WS_MAX_INCOMING", "listening_socket", "serve", "uvicorn_config"]
+
+#: seconds a connection may sit with unsent bytes that its peer does not take before the kernel drops it
+STALLED_PEER_S = 30.0
+#: the largest WebSocket message a client may send (``/ws`` reads nothing but a close)
+WS_MAX_INCOMING = 4096
+
+
+def uvicorn_config(app: ASGIApp, host: str, port: int, **overrides: Any) -> uvicorn.Config:
+    """uvicorn settings: no proxy headers (``clients.py`` reads them), small bounded WebSockets."""
+    options: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": "warning",
+        "ws": "websockets-sansio",
+        "proxy_headers": False,
+        "server_header": False,
+        "ws_max_size": WS_MAX_INCOMING,
+        "ws_per_message_deflate": False,
+        "ws_ping_interval": 20.0,
+        "ws_ping_timeout": 20.0,
+        **overrides,
+    }
+    return uvicorn.Config(app, **options)
+
+
+def listening_socket(host: str, port: int, *, stalled_peer_s: float = STALLED_PEER_S) -> socket.socket:
+    """A bound TCP socket for ``host:port`` whose accepted connections time out once their peer stalls.
+
+    ``TCP_USER_TIMEOUT`` (Linux) is inherited by every accepted socket, and bounds both unacknowledged
+    data and the window probes of a peer that reads nothing. Where the option does not exist the
+    socket is returned without it.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        user_timeout = getattr(socket, "TCP_USER_TIMEOUT", None)
+        if user_timeout is not None and stalled_peer_s > 0:
+            sock.setsockopt(socket.IPPROTO_TCP, user_timeout, int(stalled_peer_s * 1000))
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(app: ASGIApp, host: str, port: int) -> None:
+    """Run ``app`` under uvicorn on ``host:port`` until interrupted (blocking)."""
+    sock = listening_socket(host, port)
+    try:
+        uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
+    finally:
+        sock.close()
