@@ -34,6 +34,7 @@ from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
 from .guards import ApiError, json_body, require_token
 from .openapi import openapi_schema
+from .planning import plan_roll
 from .rolling import DiceSupply, RandomSupply, parse_roll_request
 from .rolllog import RollLog
 from .rollqueue import RollQueue
@@ -132,6 +133,7 @@ async def post_roll(request: Request) -> Response:
     require_token(request)
     state = _state(request)
     roll = parse_roll_request(await json_body(request, "the roll"))
+    plan = plan_roll(roll, state.supply)  # refused here, not after the first throw
     client = _client(request)
     wait = state.limiter.allow(client)
     if wait:
@@ -140,7 +142,7 @@ async def post_roll(request: Request) -> Response:
         )
     roll_id, place = await state.queue.submit(roll, client)
     return JSONResponse(
-        {"id": roll_id, "status": "queued", "place": place, "url": f"/api/rolls/{roll_id}"},
+        {"id": roll_id, "status": "queued", "place": place, "url": f"/api/rolls/{roll_id}", **plan.to_json()},
         status_code=202,
         headers={"Location": f"/api/rolls/{roll_id}"},
     )

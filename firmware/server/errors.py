@@ -46,7 +46,7 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 async def _field_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestFieldError)
     extra = {"position": exc.position} if exc.position is not None else {}
-    return error_response(exc.status, exc.message, exc.field, **extra)
+    return error_response(exc.status, exc.message, exc.field, **extra, **exc.extra)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
