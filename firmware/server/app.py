@@ -9,9 +9,7 @@ is ``{"error": {"status", "field", "message"}}``.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -25,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
 from .clients import TrustedProxies, client_address
 from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
@@ -45,6 +43,7 @@ from .security import (
     is_loopback,
     load_or_create_token,
 )
+from .stream import Snapshots, ws_events
 from .teach import TeachSession, teach_routes
 from .views import roll_summary, roll_view
 
@@ -65,9 +64,19 @@ class ServerConfig:
     max_body_bytes: int = 16 * 1024
     max_waiting: int = 100
     event_history: int = 2000
+    #: the event ring's text, in bytes, at most (older events then need a snapshot)
+    event_history_bytes: int = 16 * 2**20
     replay_last: int = 50
+    #: events, and bytes of them, one /ws client may have waiting before it is closed (1013)
     client_queue: int = 1024
+    client_queue_bytes: int = 2**20
+    #: seconds one send to a /ws client may take before it is closed as too slow (1013)
+    send_timeout_s: float = 10.0
+    #: /ws clients at once; one more is refused (503)
+    max_ws_clients: int = 500
     snapshot_rolls: int = 20
+    #: the snapshot a /ws client gets on connect, in bytes of JSON at most (oldest rolls left out)
+    snapshot_bytes: int = 256 * 1024
     photo_cap_bytes: int | None = 512 * 2**20
     fairness_bias: float = 0.1
     #: opens the dice supply in the lifespan (from a worker thread); the RNG by default
@@ -217,7 +226,12 @@ async def get_tower(request: Request) -> Response:
             "roller": supply_status,  # the API names the dice supply's status "roller" (docs/server.md)
             **state.queue.status(),
             "token_required": state.token is not None,
-            "events": {"epoch": state.bus.epoch, "seq": state.bus.seq, "clients": state.bus.clients},
+            "events": {
+                "epoch": state.bus.epoch,
+                "seq": state.bus.seq,
+                "clients": state.bus.clients,
+                "dropped": state.bus.dropped,
+            },
         }
     )
 
@@ -242,71 +256,6 @@ async def overlay(request: Request) -> Response:
     return FileResponse(_static_file("overlay.html"), media_type="text/html")
 
 
-async def _snapshot(state: Any) -> dict[str, Any]:
-    """Recent finished rolls and the pending ones, for a client that must rebuild its state."""
-    seq = state.bus.seq  # read first: anything later comes as events
-    rows = await run_in_threadpool(state.log.list, limit=state.config.snapshot_rolls)
-    pending = await run_in_threadpool(state.log.pending)
-    return {
-        "type": "snapshot",
-        "epoch": state.bus.epoch,
-        "seq": seq,
-        "rolls": [roll_view(r) for r in reversed(rows)],
-        "pending": [roll_view(p) for p in pending],
-    }
-
-
-async def ws_events(websocket: WebSocket) -> None:
-    state = _state(websocket)
-    bus: EventBus = state.bus
-    q = websocket.query_params
-    try:
-        since = int(q["since"]) if q.get("since") else None
-        last = min(int(q.get("last", state.config.replay_last)), bus.history)
-    except ValueError:
-        await websocket.close(code=1008, reason="since and last must be whole numbers")
-        return
-    await websocket.accept()
-    sub = bus.subscribe()  # before anything is read: no event can slip between replay and live
-
-    async def watch_close() -> None:
-        with contextlib.suppress(Exception):
-            while True:
-                message = await websocket.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-        sub.end()
-
-    watcher = asyncio.create_task(watch_close())
-    sent = 0
-    try:
-        replay = bus.replay(since, q.get("epoch"), last)
-        if replay is None or since is None:
-            snap = await _snapshot(state)
-            await websocket.send_json(snap)
-            sent = snap["seq"]
-            replay = [e for e in (replay or []) if e.seq <= sent]
-        await websocket.send_text(json.dumps({"type": "hello", "epoch": bus.epoch, "seq": bus.seq}))
-        for event in replay:
-            await websocket.send_text(event.text)
-            sent = max(sent, event.seq)
-        while True:
-            event = await sub.queue.get()
-            if event is None:
-                if sub.overflowed:
-                    await websocket.close(code=1013, reason="fell behind: reconnect with since")
-                break
-            if event.seq <= sent:
-                continue
-            await websocket.send_text(event.text)
-            sent = event.seq
-    except (WebSocketDisconnect, RuntimeError, OSError):
-        pass  # the client went away: a normal end
-    finally:
-        bus.unsubscribe(sub)
-        watcher.cancel()
-
-
 # -- the app ----------------------------------------------------------------------------
 
 
@@ -329,7 +278,12 @@ def create_app(config: ServerConfig) -> Starlette:
                     config.announce_token(token, data_dir)
             supply = await run_in_threadpool(config.supply_factory)
             try:
-                bus = EventBus(history=config.event_history, client_queue=config.client_queue)
+                bus = EventBus(
+                    history=config.event_history,
+                    history_bytes=config.event_history_bytes,
+                    client_queue=config.client_queue,
+                    client_queue_bytes=config.client_queue_bytes,
+                )
                 queue = RollQueue(log, supply, bus, max_waiting=config.max_waiting)
                 queue.start()
                 try:
@@ -343,6 +297,9 @@ def create_app(config: ServerConfig) -> Starlette:
                         "teach": teach,
                         "limiter": RateLimiter(config.rate_per_second, config.rate_burst),
                         "proxies": proxies,
+                        "snapshots": Snapshots(
+                            log, bus, rolls=config.snapshot_rolls, max_bytes=config.snapshot_bytes
+                        ),
                     }
                 finally:
                     await queue.stop()

@@ -7,7 +7,9 @@ event once per client. And a peer that stops reading keeps its connection, and t
 queued for it, for as long as it keeps acknowledging TCP's window probes: closing it from the
 app waits for a buffer that never drains. A listening socket with ``TCP_USER_TIMEOUT`` hands
 that timeout to every connection it accepts, so the kernel drops a peer that has not taken a
-byte for :data:`STALLED_PEER_S` seconds and uvicorn frees what it held.
+byte for :data:`STALLED_PEER_S` seconds and uvicorn frees what it held. It hands down a fixed
+send buffer too (:data:`SEND_BUFFER_BYTES`): left to itself the kernel grows a connection's
+send buffer to 4 MiB, which a peer that stops reading fills before the server notices anything.
 """
 
 from __future__ import annotations
@@ -18,12 +20,21 @@ from typing import Any
 import uvicorn
 from starlette.types import ASGIApp
 
-__all__ = ["STALLED_PEER_S", "WS_MAX_INCOMING", "listening_socket", "serve", "uvicorn_config"]
+__all__ = [
+    "SEND_BUFFER_BYTES",
+    "STALLED_PEER_S",
+    "WS_MAX_INCOMING",
+    "listening_socket",
+    "serve",
+    "uvicorn_config",
+]
 
 #: seconds a connection may sit with unsent bytes that its peer does not take before the kernel drops it
 STALLED_PEER_S = 30.0
 #: the largest WebSocket message a client may send (``/ws`` reads nothing but a close)
 WS_MAX_INCOMING = 4096
+#: the send buffer asked for each connection (Linux doubles it): a LAN's bandwidth-delay product
+SEND_BUFFER_BYTES = 128 * 1024
 
 
 def uvicorn_config(app: ASGIApp, host: str, port: int, **overrides: Any) -> uvicorn.Config:
@@ -44,17 +55,26 @@ def uvicorn_config(app: ASGIApp, host: str, port: int, **overrides: Any) -> uvic
     return uvicorn.Config(app, **options)
 
 
-def listening_socket(host: str, port: int, *, stalled_peer_s: float = STALLED_PEER_S) -> socket.socket:
+def listening_socket(
+    host: str,
+    port: int,
+    *,
+    stalled_peer_s: float = STALLED_PEER_S,
+    send_buffer_bytes: int = SEND_BUFFER_BYTES,
+) -> socket.socket:
     """A bound TCP socket for ``host:port`` whose accepted connections time out once their peer stalls.
 
-    ``TCP_USER_TIMEOUT`` (Linux) is inherited by every accepted socket, and bounds both unacknowledged
-    data and the window probes of a peer that reads nothing. Where the option does not exist the
+    ``TCP_USER_TIMEOUT`` (Linux) and ``SO_SNDBUF`` are inherited by every accepted socket: the
+    first bounds both unacknowledged data and the window probes of a peer that reads nothing,
+    the second the bytes the kernel holds for it. Where ``TCP_USER_TIMEOUT`` does not exist the
     socket is returned without it.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if send_buffer_bytes > 0:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer_bytes)
         user_timeout = getattr(socket, "TCP_USER_TIMEOUT", None)
         if user_timeout is not None and stalled_peer_s > 0:
             sock.setsockopt(socket.IPPROTO_TCP, user_timeout, int(stalled_peer_s * 1000))

@@ -36,17 +36,16 @@ def shot(page: Any, name: str, **kw: Any) -> Path:
 
 
 @contextlib.contextmanager
-def live_server(config: ServerConfig, port: int = 0, *, stalled_peer_s: float | None = None) -> Iterator[str]:
+def live_server(config: ServerConfig, port: int = 0, **listen: Any) -> Iterator[str]:
     """``create_app(config)`` under a real uvicorn on 127.0.0.1, in a thread; yields its base URL.
 
-    uvicorn gets the settings and the listening socket ``dicetower serve`` uses (``listen.py``).
+    uvicorn gets the settings and the listening socket ``dicetower serve`` uses (``listen.py``);
+    ``listen`` changes the socket's options (``stalled_peer_s``, ``send_buffer_bytes``).
     """
     import uvicorn
     from dicetower.firmware.server.listen import listening_socket, uvicorn_config
 
-    sock = listening_socket(
-        "127.0.0.1", port, **({} if stalled_peer_s is None else {"stalled_peer_s": stalled_peer_s})
-    )
+    sock = listening_socket("127.0.0.1", port, **listen)
     server = uvicorn.Server(uvicorn_config(create_app(config), "127.0.0.1", port))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
