@@ -2,11 +2,14 @@
 
 Usage::
 
-    .venv/bin/python bench/serve_load.py [--duration 600] [--clients 50] [--rate 10] [--roller sim|rng]
+    .venv/bin/python bench/serve_load.py [--duration 600] [--clients 50] [--slow-clients 200] [--rate 10]
+        [--roller sim|rng]
 
 Starts ``dicetower serve`` as a child process on 127.0.0.1 (a temporary data directory; the
 sim tower with its virtual clock, so shake and settle waits are zero, or the RNG), connects
-``--clients`` WebSocket clients to ``/ws`` as the overlay does, and posts ``--rate`` rolls a
+``--clients`` WebSocket clients to ``/ws`` as the overlay does, and ``--slow-clients`` that
+complete the handshake and never read a byte (each reconnects once the server has let it go,
+so the load stays on), polls ``/api/tower`` twice a second, and posts ``--rate`` rolls a
 second (a mix of notation and system checks) for ``--duration`` seconds. It prints:
 
 * events: how many each client got, and how many it lost — a gap in the sequence numbers,
@@ -14,6 +17,8 @@ second (a mix of notation and system checks) for ``--duration`` seconds. It prin
 * event latency: publish time (stamped by the server) to receipt, p50/p99/max over all clients;
 * rolls: posted, accepted (202), refused because the queue was full (503), finished, failed;
 * server memory: resident set size every 10 s; the second minute (after warm-up) against the last;
+* ``/api/tower``: its latency p50/p99/max while all this goes on; the slow clients the server
+  dropped and how often they reconnected; rolls lost (accepted, never finished nor failed);
 * CPU seconds used by the server and by this script.
 
 The named baseline is the same load on the RNG roller (``--roller rng``): it costs the
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import os
 import signal
@@ -110,18 +116,64 @@ async def _client(url: str, c: Client, stop: asyncio.Event) -> None:
                 c.latencies.append(now - msg["time"])
 
 
+_ESTABLISHED = 1  #: ``tcpi_state`` of a live TCP connection (linux/tcp_states.h)
+
+
+def _alive(sock: socket.socket) -> bool:
+    """Whether the connection is still established, asked of the kernel (reading would drain it)."""
+    try:
+        return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0] == _ESTABLISHED
+    except OSError:
+        return False
+
+
+async def _slow_client(port: int, stop: asyncio.Event, counts: dict[str, int]) -> None:
+    """Connects to ``/ws`` and never reads; connects again once the server has let it go."""
+    while not stop.is_set():
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            f"GET /ws?last=0 HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        await writer.drain()
+        sock = writer.get_extra_info("socket")
+        writer.transport.pause_reading()  # never read: the kernel's receive buffer fills, then the server's
+        counts["connects"] += 1
+        while not stop.is_set() and _alive(sock):
+            await asyncio.sleep(2.0)
+        writer.transport.abort()
+
+
+async def _poll_tower(http: httpx.AsyncClient, stop: asyncio.Event, took: list[float]) -> None:
+    """``GET /api/tower`` twice a second; its latency is what an operator sees under the load."""
+    while not stop.is_set():
+        t0 = time.perf_counter()
+        await http.get("/api/tower")
+        took.append(time.perf_counter() - t0)
+        await asyncio.sleep(0.5)
+
+
 async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
     clients = [Client() for _ in range(args.clients)]
     stop = asyncio.Event()
     ws_url = base.replace("http", "ws") + "/ws?last=0"
     tasks = [asyncio.create_task(_client(ws_url, c, stop)) for c in clients]
+    slow_counts = {"connects": 0}
+    port = int(base.rsplit(":", 1)[1])
+    slow = [asyncio.create_task(_slow_client(port, stop, slow_counts)) for _ in range(args.slow_clients)]
+    tower_took: list[float] = []
     await asyncio.sleep(1.0)
     codes: dict[int, int] = {}
     rss: list[tuple[float, float]] = []
     t0 = time.monotonic()
     next_rss = t0
     posted = 0
-    async with httpx.AsyncClient(base_url=base, timeout=10) as http:
+    async with (
+        httpx.AsyncClient(base_url=base, timeout=60) as http,
+        httpx.AsyncClient(base_url=base, timeout=60) as poll_http,
+    ):
+        poller = asyncio.create_task(_poll_tower(poll_http, stop, tower_took))
         while (now := time.monotonic()) - t0 < args.duration:
             due = int((now - t0) * args.rate) + 1
             while posted < due:
@@ -139,9 +191,10 @@ async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
             await asyncio.sleep(0.1)
         await asyncio.sleep(1.5)
         tower = (await http.get("/api/tower")).json()
+        stop.set()
+        await asyncio.gather(poller, return_exceptions=True)
     rss.append((time.monotonic() - t0, _rss_mb(pid)))
-    stop.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.gather(*tasks, *slow, return_exceptions=True)
     final_seq = tower["events"]["seq"]
     lost = sum(c.gaps + max(0, final_seq - c.last_seq) for c in clients)
     lat = sorted(x for c in clients for x in c.latencies)
@@ -155,6 +208,10 @@ async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
         "lost": lost,
         "lat": lat,
         "rss": rss,
+        "tower": sorted(tower_took),
+        "slow_connects": slow_counts["connects"],
+        "dropped": tower["events"].get("dropped", 0),
+        "lost_rolls": codes.get(202, 0) - tower["rolled"] - tower["failed"],
     }
 
 
@@ -166,12 +223,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--duration", type=float, default=600.0, help="seconds of load (default 600)")
     ap.add_argument("--clients", type=int, default=50, help="overlay WebSocket clients (default 50)")
+    ap.add_argument(
+        "--slow-clients", type=int, default=0, help="WebSocket clients that never read (default 0)"
+    )
     ap.add_argument("--rate", type=float, default=10.0, help="rolls posted per second (default 10)")
     ap.add_argument("--roller", choices=("sim", "rng"), default="sim", help="the sim tower or the RNG")
     ap.add_argument("--max-queue", type=int, default=100, help="the server's queue bound (default 100)")
     args = ap.parse_args(argv)
     args.duration = max(1.0, min(args.duration, 3600.0))
     args.clients = max(1, min(args.clients, 500))
+    args.slow_clients = max(0, min(args.slow_clients, 1000))
     args.rate = max(0.1, min(args.rate, 200.0))
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
@@ -229,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     last = [m for t, m in rss if t >= rss[-1][0] - 60] or [rss[-1][1]]
     by_minute = [m for t, m in rss if int(t) % 60 < 10]
     print(
-        f"serve_load: roller {args.roller}, {args.clients} clients, "
+        f"serve_load: roller {args.roller}, {args.clients} clients, {args.slow_clients} that never read, "
         f"{args.rate:g} rolls/s for {args.duration:g} s"
     )
     print(
@@ -250,12 +311,21 @@ def main(argv: list[str] | None = None) -> int:
         f"{statistics.mean(last):.1f} MB (min {min(m for _, m in rss):.1f}, max {max(m for _, m in rss):.1f})"
     )
     print(f"            RSS each minute (MB): {' '.join(f'{m:.0f}' for m in by_minute)}")
+    took = got["tower"]
+    print(
+        f"  /api/tower p50 {1000 * _pct(took, 0.5):.1f} ms, p99 {1000 * _pct(took, 0.99):.1f} ms, "
+        f"max {1000 * (took[-1] if took else float('nan')):.1f} ms ({len(took)} polls)"
+    )
+    print(
+        f"  slow      {got['slow_connects']} connections that never read, "
+        f"{got['dropped']} dropped by the server; rolls lost {got['lost_rolls']}"
+    )
     print(
         f"  cpu       server {server_cpu:.1f} s ({100 * server_cpu / wall:.0f} % of one core), "
         f"this script {mine:.1f} s"
     )
     print(f"  log       {verify.stdout.strip() or verify.stderr.strip()}")
-    return 0 if got["lost"] == 0 and verify.returncode == 0 else 1
+    return 0 if got["lost"] == 0 and got["lost_rolls"] == 0 and verify.returncode == 0 else 1
 
 
 if __name__ == "__main__":

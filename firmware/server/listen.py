@@ -10,10 +10,19 @@ that timeout to every connection it accepts, so the kernel drops a peer that has
 byte for :data:`STALLED_PEER_S` seconds and uvicorn frees what it held. It hands down a fixed
 send buffer too (:data:`SEND_BUFFER_BYTES`): left to itself the kernel grows a connection's
 send buffer to 4 MiB, which a peer that stops reading fills before the server notices anything.
+
+And before it starts, the server asks glibc for at most :data:`MALLOC_ARENAS` malloc arenas
+(unless ``MALLOC_ARENA_MAX`` is set): by default each thread that allocates may get an arena of
+its own, and the roll worker's threads and the event loop's buffers for hundreds of clients leave
+each arena fragmented; under the load bench that is the difference between 160 and 240 MB.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import os
+import platform
 import socket
 from typing import Any
 
@@ -21,9 +30,11 @@ import uvicorn
 from starlette.types import ASGIApp
 
 __all__ = [
+    "MALLOC_ARENAS",
     "SEND_BUFFER_BYTES",
     "STALLED_PEER_S",
     "WS_MAX_INCOMING",
+    "limit_malloc_arenas",
     "listening_socket",
     "serve",
     "uvicorn_config",
@@ -35,6 +46,9 @@ STALLED_PEER_S = 30.0
 WS_MAX_INCOMING = 4096
 #: the send buffer asked for each connection (Linux doubles it): a LAN's bandwidth-delay product
 SEND_BUFFER_BYTES = 128 * 1024
+#: malloc arenas the server process uses (glibc), unless ``MALLOC_ARENA_MAX`` says otherwise
+MALLOC_ARENAS = 2
+_M_ARENA_MAX = -8  #: ``mallopt``'s parameter number for the arena count (glibc's malloc.h)
 
 
 def uvicorn_config(app: ASGIApp, host: str, port: int, **overrides: Any) -> uvicorn.Config:
@@ -86,8 +100,22 @@ def listening_socket(
     return sock
 
 
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Ask glibc for at most ``arenas`` malloc arenas; whether it was asked (glibc only, no override set).
+
+    Call it before threads start: a thread keeps the arena it first allocated in.
+    """
+    if os.environ.get("MALLOC_ARENA_MAX") or platform.libc_ver()[0] != "glibc":
+        return False
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    return bool(ctypes.CDLL(name).mallopt(_M_ARENA_MAX, arenas))
+
+
 def serve(app: ASGIApp, host: str, port: int) -> None:
     """Run ``app`` under uvicorn on ``host:port`` until interrupted (blocking)."""
+    limit_malloc_arenas()
     sock = listening_socket(host, port)
     try:
         uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])

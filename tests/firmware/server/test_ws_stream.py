@@ -200,3 +200,14 @@ def test_the_listening_socket_hands_its_stall_timeout_to_every_connection() -> N
                     except OSError as exc:
                         error = exc
     assert error is not None and time.monotonic() - t0 < 10  # the kernel dropped the peer that never read
+
+
+def test_malloc_arenas_are_limited_unless_the_environment_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    import platform
+
+    from dicetower.firmware.server.listen import limit_malloc_arenas
+
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert limit_malloc_arenas() is False  # the owner's setting stands
+    monkeypatch.delenv("MALLOC_ARENA_MAX")
+    assert limit_malloc_arenas() is (platform.libc_ver()[0] == "glibc")
