@@ -8,8 +8,8 @@ Usage::
 Starts ``dicetower serve`` as a child process on 127.0.0.1 (a temporary data directory; the
 sim tower with its virtual clock, so shake and settle waits are zero, or the RNG), connects
 ``--clients`` WebSocket clients to ``/ws`` as the overlay does, and ``--slow-clients`` that
-complete the handshake and never read a byte (each reconnects once the server has let it go,
-so the load stays on), polls ``/api/tower`` twice a second, and posts ``--rate`` rolls a
+complete the handshake and never read a byte (each connects again after ``--slow-lifetime``
+seconds, so that many are always open), polls ``/api/tower`` twice a second, and posts ``--rate`` rolls a
 second (a mix of notation and system checks) for ``--duration`` seconds. It prints:
 
 * events: how many each client got, and how many it lost — a gap in the sequence numbers,
@@ -127,8 +127,13 @@ def _alive(sock: socket.socket) -> bool:
         return False
 
 
-async def _slow_client(port: int, stop: asyncio.Event, counts: dict[str, int]) -> None:
-    """Connects to ``/ws`` and never reads; connects again once the server has let it go."""
+async def _slow_client(port: int, stop: asyncio.Event, counts: dict[str, int], lifetime: float) -> None:
+    """Connects to ``/ws`` and never reads; connects again after ``lifetime`` s or once the connection died.
+
+    Why a lifetime: a client that reads nothing cannot see the server close it (the close waits
+    behind the bytes it never took), so it holds its end open; the bench drops it and comes
+    back, to keep this many connections open on the client's side all the time.
+    """
     while not stop.is_set():
         _, writer = await asyncio.open_connection("127.0.0.1", port)
         key = base64.b64encode(os.urandom(16)).decode()
@@ -140,17 +145,21 @@ async def _slow_client(port: int, stop: asyncio.Event, counts: dict[str, int]) -
         sock = writer.get_extra_info("socket")
         writer.transport.pause_reading()  # never read: the kernel's receive buffer fills, then the server's
         counts["connects"] += 1
-        while not stop.is_set() and _alive(sock):
-            await asyncio.sleep(2.0)
+        until = time.monotonic() + lifetime
+        while not stop.is_set() and _alive(sock) and time.monotonic() < until:
+            await asyncio.sleep(1.0)
         writer.transport.abort()
 
 
-async def _poll_tower(http: httpx.AsyncClient, stop: asyncio.Event, took: list[float]) -> None:
+async def _poll_tower(
+    http: httpx.AsyncClient, stop: asyncio.Event, took: list[float], clients: list[int]
+) -> None:
     """``GET /api/tower`` twice a second; its latency is what an operator sees under the load."""
     while not stop.is_set():
         t0 = time.perf_counter()
-        await http.get("/api/tower")
+        r = await http.get("/api/tower")
         took.append(time.perf_counter() - t0)
+        clients.append(r.json()["events"]["clients"])
         await asyncio.sleep(0.5)
 
 
@@ -161,8 +170,12 @@ async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
     tasks = [asyncio.create_task(_client(ws_url, c, stop)) for c in clients]
     slow_counts = {"connects": 0}
     port = int(base.rsplit(":", 1)[1])
-    slow = [asyncio.create_task(_slow_client(port, stop, slow_counts)) for _ in range(args.slow_clients)]
+    slow = [
+        asyncio.create_task(_slow_client(port, stop, slow_counts, args.slow_lifetime))
+        for _ in range(args.slow_clients)
+    ]
     tower_took: list[float] = []
+    following: list[int] = []
     await asyncio.sleep(1.0)
     codes: dict[int, int] = {}
     rss: list[tuple[float, float]] = []
@@ -173,7 +186,7 @@ async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
         httpx.AsyncClient(base_url=base, timeout=60) as http,
         httpx.AsyncClient(base_url=base, timeout=60) as poll_http,
     ):
-        poller = asyncio.create_task(_poll_tower(poll_http, stop, tower_took))
+        poller = asyncio.create_task(_poll_tower(poll_http, stop, tower_took, following))
         while (now := time.monotonic()) - t0 < args.duration:
             due = int((now - t0) * args.rate) + 1
             while posted < due:
@@ -210,6 +223,7 @@ async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
         "rss": rss,
         "tower": sorted(tower_took),
         "slow_connects": slow_counts["connects"],
+        "following": following,
         "dropped": tower["events"].get("dropped", 0),
         "lost_rolls": codes.get(202, 0) - tower["rolled"] - tower["failed"],
     }
@@ -225,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clients", type=int, default=50, help="overlay WebSocket clients (default 50)")
     ap.add_argument(
         "--slow-clients", type=int, default=0, help="WebSocket clients that never read (default 0)"
+    )
+    ap.add_argument(
+        "--slow-lifetime", type=float, default=60.0, help="seconds before a slow client connects again (60)"
     )
     ap.add_argument("--rate", type=float, default=10.0, help="rolls posted per second (default 10)")
     ap.add_argument("--roller", choices=("sim", "rng"), default="sim", help="the sim tower or the RNG")
@@ -316,9 +333,11 @@ def main(argv: list[str] | None = None) -> int:
         f"  /api/tower p50 {1000 * _pct(took, 0.5):.1f} ms, p99 {1000 * _pct(took, 0.99):.1f} ms, "
         f"max {1000 * (took[-1] if took else float('nan')):.1f} ms ({len(took)} polls)"
     )
+    following = got["following"] or [0]
     print(
-        f"  slow      {got['slow_connects']} connections that never read, "
-        f"{got['dropped']} dropped by the server; rolls lost {got['lost_rolls']}"
+        f"  slow      {got['slow_connects']} connections that never read, {got['dropped']} closed by the "
+        f"server as too slow; /ws clients at the server {min(following)}-{max(following)} "
+        f"(median {statistics.median(following):.0f}); rolls lost {got['lost_rolls']}"
     )
     print(
         f"  cpu       server {server_cpu:.1f} s ({100 * server_cpu / wall:.0f} % of one core), "

@@ -87,7 +87,7 @@ class EventBus:
     """Numbers events, keeps the last ``history`` of them (``history_bytes`` of text at most), fans them out.
 
     ``client_queue`` and ``client_queue_bytes`` bound each subscriber's queue; ``dropped`` counts
-    the subscribers that fell behind and were ended.
+    the clients closed for falling behind or stalling (the stream's sender counts them).
     """
 
     def __init__(
@@ -128,9 +128,7 @@ class EventBus:
         while self._ring_bytes > self.history_bytes and len(ring) > 1:
             self._ring_bytes -= len(ring.popleft().text)
         for sub in self._subs:
-            if not sub.done:
-                sub.offer(event)
-                self.dropped += sub.overflowed
+            sub.offer(event)
         return event
 
     def subscribe(self) -> Subscription:

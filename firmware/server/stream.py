@@ -191,6 +191,7 @@ async def ws_events(websocket: WebSocket) -> None:
             event = await sub.next()
             if event is None:
                 if sub.overflowed:
+                    bus.dropped += 1
                     await _close(websocket, CLOSE_BEHIND, "fell behind: reconnect with since")
                 break
             if event.seq <= sent:

@@ -51,7 +51,7 @@ def test_a_client_queue_is_bounded_in_bytes_too() -> None:
         slow = bus.subscribe()
         for i in range(20):
             bus.publish("result", {"id": i, "roll": {"text": "x" * 300}})
-        assert slow.overflowed and slow.queue.qsize() == 1 and bus.dropped == 1
+        assert slow.overflowed and slow.queue.qsize() == 1
         taker = bus.subscribe()
         bus.publish("queued", {"id": 1})
         event = await taker.next()
