@@ -47,7 +47,7 @@ import numpy as np
 from dicetower.firmware.cameras.sim import SimCamera
 from dicetower.firmware.clock import VirtualClock, VirtualClockFactory
 from dicetower.firmware.config import DEFAULT_CONFIG, FAULTS
-from dicetower.firmware.errors import ThrowFailedError
+from dicetower.firmware.errors import ShakerTimingError, ThrowFailedError
 from dicetower.firmware.pattern import ShakePattern
 from dicetower.firmware.server.rejects import RATIO_FLOOR, accepted_shares, max_tilt
 from dicetower.firmware.server.stats import rolls_to_see, wilson_interval
@@ -358,10 +358,14 @@ def bench_commands(n: int, seed: int) -> dict[str, Any]:
     t0 = time.perf_counter()
     with Shaker(17, pin_factory=factory, limits=limits, clock=clock) as shaker:
         for _ in range(n):
-            if rng.random() < 0.5:
-                got = [shaker.tap(rng.choice([rng.uniform(-0.05, 0.5), float("nan"), 0.0, 10.0]))]
-            else:
-                got = shaker.shake(rng.randint(0, 12), rng.uniform(0.0, 0.5), rng.uniform(0.0, 0.3))
+            try:
+                if rng.random() < 0.5:
+                    got = [shaker.tap(rng.choice([rng.uniform(-0.05, 0.5), float("nan"), 0.0, 10.0]))]
+                else:
+                    got = shaker.shake(rng.randint(0, 12), rng.uniform(0.0, 0.5), rng.uniform(0.0, 0.3))
+            except ShakerTimingError:  # not a time (NaN, 0, negative): refused before the pin
+                notes["not a time"] += 1
+                got = []
             for p in got:
                 notes["refused" if p.refused else "shortened" if "shortened" in p.note else "as asked"] += 1
             if rng.random() < 0.3:

@@ -18,13 +18,16 @@ from typing import Any
 import cv2
 import numpy as np
 
+from ..vision.files import read_bounded
 from .errors import CalibrationError
 from .records import write_atomic
 
-__all__ = ["REFERENCE_FRAMES", "Calibration"]
+__all__ = ["MAX_CALIBRATION_BYTES", "REFERENCE_FRAMES", "Calibration"]
 
 #: Frames averaged into the reference (sensor noise falls with the square root of this).
 REFERENCE_FRAMES = 4
+#: ``calibration.json`` is at most this long (it holds a few settings and the tray's outline).
+MAX_CALIBRATION_BYTES = 1 << 20
 
 
 @dataclass
@@ -63,7 +66,9 @@ class Calibration:
         folder = Path(folder) / backend
         hint = "run 'dicetower tower calibrate' with the tray empty"
         try:
-            meta = json.loads((folder / "calibration.json").read_text(encoding="utf-8"))
+            meta = json.loads(
+                read_bounded(folder / "calibration.json", MAX_CALIBRATION_BYTES).decode("utf-8")
+            )
         except FileNotFoundError:
             raise CalibrationError(f"no calibration in {folder}: {hint}") from None
         except (OSError, ValueError) as exc:

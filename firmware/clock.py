@@ -10,19 +10,39 @@ states with the same clock, so ``MockPin.states`` shows the on-times the pin rea
 
 from __future__ import annotations
 
+import contextlib
+import math
+import sys
 import threading
 import time
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-__all__ = ["Clock", "RealClock", "VirtualClock", "VirtualClockFactory", "mock_factory"]
+__all__ = [
+    "PUNCTUAL_SWITCH_S",
+    "Clock",
+    "RealClock",
+    "VirtualClock",
+    "VirtualClockFactory",
+    "mock_factory",
+]
+
+#: The interpreter's thread switch interval while a :meth:`RealClock.punctual` block runs (Python's
+#: default is 5 ms). A thread whose wait has ended asks for the GIL and gets it after at most this
+#: long from a busy thread, so a pulse's off comes that much sooner under load.
+PUNCTUAL_SWITCH_S = 0.0005
 
 
 class Clock:
     """Monotonic seconds and an interruptible wait.
 
-    Subclasses *must* override :meth:`ticks` and :meth:`wait`.
+    Subclasses *must* override :meth:`ticks` and :meth:`wait`. They *may* set :attr:`margin_s`.
     """
+
+    #: How late a wait may return, at the least: a deadline that must not be passed is aimed this
+    #: much early (the shaker's pulses; it adds what it sees on top). 0 for a clock that is exact.
+    margin_s: float = 0.0
 
     def ticks(self) -> float:
         raise NotImplementedError
@@ -34,13 +54,32 @@ class Clock:
     def sleep(self, seconds: float) -> None:
         self.wait(threading.Event(), seconds)
 
+    def punctual(self) -> contextlib.AbstractContextManager[None]:
+        """A block whose waits should return on time (a pulse); nothing to do on an exact clock."""
+        return contextlib.nullcontext()
+
 
 class RealClock(Clock):
+    """``time.monotonic``; a wait returns late by however long the thread waits for the CPU and the GIL."""
+
+    margin_s = 0.010
+
     def ticks(self) -> float:
         return time.monotonic()
 
     def wait(self, event: threading.Event, seconds: float) -> bool:
         return event.wait(max(0.0, seconds))
+
+    def punctual(self) -> contextlib.AbstractContextManager[None]:
+        """Lower the interpreter's switch interval to :data:`PUNCTUAL_SWITCH_S` for the block.
+
+        Why: a wait that ends needs the GIL back before its thread can act, and a busy thread
+        holds it for up to the switch interval (5 ms by default, longer with several busy
+        threads); under load a wait returns about half as late with it. The setting is the
+        whole interpreter's, so it is counted: the first block in lowers it, the last one out
+        restores what was there.
+        """
+        return _punctual()
 
 
 class VirtualClock(Clock):
@@ -55,6 +94,10 @@ class VirtualClock(Clock):
             return self._now
 
     def advance(self, seconds: float) -> None:
+        """Move time on by ``seconds`` (a negative is 0); a non-finite step is a ValueError: time at
+        infinity would make every interval measured on it zero."""
+        if not math.isfinite(seconds):
+            raise ValueError(f"a virtual clock moves on by a finite number of seconds, not {seconds!r}")
         with self._lock:
             self._now += max(0.0, seconds)
 
@@ -63,6 +106,27 @@ class VirtualClock(Clock):
             return True
         self.advance(seconds)
         return event.is_set()
+
+
+_punctual_lock = threading.Lock()
+_punctual_state: list[float] = []  #: [interval to restore] while any punctual block runs, else []
+_punctual_depth = [0]
+
+
+@contextlib.contextmanager
+def _punctual() -> Iterator[None]:
+    with _punctual_lock:
+        if _punctual_depth[0] == 0:
+            _punctual_state[:] = [sys.getswitchinterval()]
+            sys.setswitchinterval(min(PUNCTUAL_SWITCH_S, _punctual_state[0]))
+        _punctual_depth[0] += 1
+    try:
+        yield
+    finally:
+        with _punctual_lock:
+            _punctual_depth[0] -= 1
+            if _punctual_depth[0] == 0 and _punctual_state:
+                sys.setswitchinterval(_punctual_state.pop())
 
 
 @cache

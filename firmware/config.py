@@ -3,7 +3,12 @@
 Why validate everything up front: a typo in a pin number or a limit must stop the tower
 before the solenoid is driven, with a message that names the key and what it may be.
 Unknown sections and keys are errors too (a misspelt ``max_on_ms`` silently ignored would
-leave the default limit in force while the owner believes another).
+leave the default limit in force while the owner believes another), and so is what use needs
+beyond single values: a value that passes alone but fails when the tower uses it (a duty budget
+that cannot hold one pulse, a ``[roll] default`` the rules cannot parse) would fail only after
+the solenoid had moved. Every problem is collected, so ``tower config --check`` lists them all;
+the checks of single values are :mod:`~dicetower.firmware.config_values`, the tray's dice
+:mod:`~dicetower.firmware.dice_set`.
 
 The file is optional: :data:`DEFAULT_CONFIG` is the built-in tower that needs no file and
 no hardware (gpiozero's mock pins, the simulated camera, a tray of four white d6 and one
@@ -69,23 +74,44 @@ Example (every key, with its default; see ``docs/tower.md``)::
 
 from __future__ import annotations
 
-import math
-import re
+import errno
 import tomllib
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .cameras import BACKENDS
+from ..vision.files import read_bounded
+from .clock import RealClock
+from .config_values import (
+    FAULTS,
+    GPIO,
+    PIN_FACTORIES,
+    boolean,
+    camera_backend,
+    device,
+    faults,
+    int_in,
+    num_in,
+    one_of,
+    optional_gpio,
+    text,
+    tray_bgr,
+    tray_colour,
+)
+from .dice_set import DiceSet, TrayDie, default_dice
 from .errors import ConfigError
 from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
-from .taught_config import check_taught_kind, taught_dice
+from .roll_default import roll_problem
+from .shaker import MIN_PULSE_S
+from .taught_config import taught_dice
 
 __all__ = [
     "DEFAULT_CONFIG",
     "DEFAULT_PATH",
     "FAULTS",
+    "MAX_FILE_BYTES",
+    "MIN_MAX_ON_MS",
     "PIN_FACTORIES",
     "CalibrationConfig",
     "CameraConfig",
@@ -106,121 +132,11 @@ __all__ = [
 
 #: Where a real tower keeps its configuration.
 DEFAULT_PATH = Path("/etc/dicetower/config.toml")
-#: ``[pins] factory`` values: gpiozero pin factories by their names.
-PIN_FACTORIES = ("mock", "default", "lgpio", "rpigpio", "pigpio", "native")
-#: Faults the simulated camera can inject (``[sim] faults``).
-FAULTS = ("cocked", "touching", "blurred", "frozen", "black", "disconnect", "leaves_tray", "jam")
-#: Roles a die in the tray can have (the rules' :class:`~dicetower.rules.source.Role` values).
-ROLES = ("plain", "wild", "tens", "units")
-#: A config file larger than this is refused before parsing.
+#: A config file larger than this is refused before parsing (only a regular file is read at all).
 MAX_FILE_BYTES = 64 * 1024
-#: Most dice a tray may be loaded with (bounds every per-die loop of a throw).
-MAX_TRAY_DICE = 40
-
-
-# -- value checks: each returns the value to store or raises ValueError with what is allowed
-
-
-def _int_in(lo: int, hi: int) -> Callable[[Any], int]:
-    def check(v: Any) -> int:
-        if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
-            raise ValueError(f"a whole number {lo}..{hi}")
-        return v
-
-    return check
-
-
-def _num_in(lo: float, hi: float) -> Callable[[Any], float]:
-    def check(v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not lo <= v <= hi:
-            raise ValueError(f"a number {lo:g}..{hi:g}")
-        return float(v)
-
-    return check
-
-
-def _one_of(choices: tuple[str, ...]) -> Callable[[Any], str]:
-    def check(v: Any) -> str:
-        if v not in choices:
-            raise ValueError(f"one of {', '.join(choices)}")
-        return v
-
-    return check
-
-
-def _text(max_len: int = 4096) -> Callable[[Any], str]:
-    def check(v: Any) -> str:
-        if not isinstance(v, str) or len(v) > max_len:
-            raise ValueError(f"a string of at most {max_len} characters")
-        return v
-
-    return check
-
-
-def _camera_backend(v: Any) -> str:
-    """A name in the camera backends' own registry, :data:`dicetower.firmware.cameras.BACKENDS`.
-
-    Read when the value is checked, so a backend registered there is known here with no second
-    list to keep in step; only the names are read, so no backend (picamera2, OpenCV) is imported.
-    """
-    if not isinstance(v, str) or v not in BACKENDS:
-        raise ValueError(f"one of {', '.join(BACKENDS)}")
-    return v
-
-
-def _bool(v: Any) -> bool:
-    if not isinstance(v, bool):
-        raise ValueError("true or false")
-    return v
-
-
-#: BCM GPIO numbers on the 40-pin header (0 and 1 are the HAT EEPROM's I2C).
-_GPIO = _int_in(2, 27)
-
-
-def _optional_gpio(v: Any) -> int | None:
-    if v is False:
-        return None
-    try:
-        return _GPIO(v)
-    except ValueError:
-        raise ValueError("a BCM GPIO number 2..27, or false for none") from None
-
-
-def _faults(v: Any) -> tuple[str, ...]:
-    if not isinstance(v, list) or not all(isinstance(x, str) and x in FAULTS for x in v):
-        raise ValueError(f"a list drawn from {', '.join(FAULTS)}")
-    return tuple(dict.fromkeys(v))
-
-
-def _device(v: Any) -> str:
-    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 63:
-        return str(v)
-    if isinstance(v, str) and 0 < len(v) <= 4096:
-        return v
-    raise ValueError("a device index 0..63 or a device path such as /dev/video0")
-
-
-def _tray_colour(v: Any) -> str:
-    """``""`` (no white balance), ``"neutral"`` (a grey, black or white tray) or ``"#RRGGBB"``."""
-    if v in ("", "neutral"):
-        return v
-    if isinstance(v, str) and len(v) == 7 and v[0] == "#":
-        try:
-            int(v[1:], 16)
-        except ValueError:
-            pass
-        else:
-            return v.lower()
-    raise ValueError('"" (colours as seen), "neutral" (a grey, black or white tray) or "#RRGGBB"')
-
-
-def tray_bgr(value: str) -> tuple[int, int, int] | None:
-    """A ``#RRGGBB`` tray colour as BGR; ``None`` for ``"neutral"`` (:func:`_tray_colour`'s values)."""
-    if not value.startswith("#"):
-        return None
-    r, g, b = (int(value[i : i + 2], 16) for i in (1, 3, 5))
-    return b, g, r
+#: The least ``[shaker] max_on_ms``: on the real clock a pulse ends the clock's margin inside
+#: max_on, and a pulse under the shortest one is refused, so a smaller max_on gives no pulse at all.
+MIN_MAX_ON_MS = milliseconds(RealClock.margin_s + MIN_PULSE_S)
 
 
 def _opt(check: Callable[[Any], Any]) -> dict[str, Any]:
@@ -235,23 +151,28 @@ def _opt(check: Callable[[Any], Any]) -> dict[str, Any]:
 class PinsConfig:
     """BCM GPIO numbers of everything wired to the Pi, and the gpiozero pin factory to drive them."""
 
-    factory: str = field(default="mock", metadata=_opt(_one_of(PIN_FACTORIES)))
-    solenoid: int = field(default=17, metadata=_opt(_GPIO))
-    button: int = field(default=27, metadata=_opt(_GPIO))
-    led_idle: int = field(default=22, metadata=_opt(_GPIO))
-    led_rolling: int = field(default=23, metadata=_opt(_GPIO))
-    led_attention: int = field(default=24, metadata=_opt(_GPIO))
-    tray_light: int | None = field(default=25, metadata=_opt(_optional_gpio))
+    factory: str = field(default="mock", metadata=_opt(one_of(PIN_FACTORIES)))
+    solenoid: int = field(default=17, metadata=_opt(GPIO))
+    button: int = field(default=27, metadata=_opt(GPIO))
+    led_idle: int = field(default=22, metadata=_opt(GPIO))
+    led_rolling: int = field(default=23, metadata=_opt(GPIO))
+    led_attention: int = field(default=24, metadata=_opt(GPIO))
+    tray_light: int | None = field(default=25, metadata=_opt(optional_gpio))
 
-    def check(self) -> None:
-        used: dict[int, str] = {}
+    def problems(self) -> list[str]:
+        """Every pin used twice, each named by its key."""
+        out, used = [], {}
         for f in fields(self):
             pin = getattr(self, f.name)
             if f.name == "factory" or pin is None:
                 continue
             if pin in used:
-                raise ValueError(f"{f.name} and {used[pin]} are both GPIO{pin}; each needs its own pin")
-            used[pin] = f.name
+                out.append(
+                    f"{f.name} = {pin}: {f.name} and {used[pin]} are both GPIO{pin}; each needs its own pin"
+                )
+            else:
+                used[pin] = f.name
+        return out
 
 
 #: The shaker's own defaults (:mod:`dicetower.firmware.pattern`), which ``[shaker]`` gives in milliseconds.
@@ -264,59 +185,78 @@ class ShakerConfig:
     :class:`~dicetower.firmware.pattern.ShakePattern`'s, which :meth:`ShakePattern.from_config`
     builds from this section."""
 
-    max_on_ms: float = field(default=milliseconds(_SHAKE.limits.max_on_s), metadata=_opt(_num_in(1, 1000)))
-    min_off_ms: float = field(
-        default=milliseconds(_SHAKE.limits.min_off_s), metadata=_opt(_num_in(1, 10_000))
-    )
+    max_on_ms: float = field(default=milliseconds(_SHAKE.limits.max_on_s), metadata=_opt(num_in(1, 1000)))
+    min_off_ms: float = field(default=milliseconds(_SHAKE.limits.min_off_s), metadata=_opt(num_in(1, 10_000)))
     duty_window_ms: float = field(
-        default=milliseconds(_SHAKE.limits.window_s), metadata=_opt(_num_in(100, 600_000))
+        default=milliseconds(_SHAKE.limits.window_s), metadata=_opt(num_in(100, 600_000))
     )
-    max_duty: float = field(default=_SHAKE.limits.max_duty, metadata=_opt(_num_in(0.01, 0.5)))
-    shake_count: int = field(default=_SHAKE.shake_count, metadata=_opt(_int_in(1, MAX_PATTERN_PULSES)))
-    shake_on_ms: float = field(default=milliseconds(_SHAKE.shake_on_s), metadata=_opt(_num_in(1, 1000)))
-    shake_off_ms: float = field(default=milliseconds(_SHAKE.shake_off_s), metadata=_opt(_num_in(0, 10_000)))
-    tap_on_ms: float = field(default=milliseconds(_SHAKE.tap_on_s), metadata=_opt(_num_in(1, 1000)))
+    max_duty: float = field(default=_SHAKE.limits.max_duty, metadata=_opt(num_in(0.01, 0.5)))
+    shake_count: int = field(default=_SHAKE.shake_count, metadata=_opt(int_in(1, MAX_PATTERN_PULSES)))
+    shake_on_ms: float = field(default=milliseconds(_SHAKE.shake_on_s), metadata=_opt(num_in(1, 1000)))
+    shake_off_ms: float = field(default=milliseconds(_SHAKE.shake_off_s), metadata=_opt(num_in(0, 10_000)))
+    tap_on_ms: float = field(default=milliseconds(_SHAKE.tap_on_s), metadata=_opt(num_in(1, 1000)))
 
-    def check(self) -> None:
+    def problems(self) -> list[str]:
+        """What the shaker would refuse or cut every time: a max_on it cannot give on the real clock,
+        or that the duty budget cannot hold; pulses over max_on; a shake the budget cannot hold."""
+        out = []
+        budget = self.max_duty * self.duty_window_ms
+        in_budget = f"the duty budget (max_duty x duty_window_ms = {budget:g} ms)"
+        if self.max_on_ms < MIN_MAX_ON_MS:
+            out.append(
+                f"max_on_ms = {self.max_on_ms:g}: at least {MIN_MAX_ON_MS:g} (the real clock ends a pulse"
+                f" {milliseconds(RealClock.margin_s):g} ms inside it, and refuses one under"
+                f" {milliseconds(MIN_PULSE_S):g} ms)"
+            )
+        if self.max_on_ms > budget:
+            out.append(f"max_on_ms = {self.max_on_ms:g}: one pulse of it does not fit in {in_budget}")
         for name in ("shake_on_ms", "tap_on_ms"):
             if getattr(self, name) > self.max_on_ms:
-                raise ValueError(f"{name} = {getattr(self, name):g} is over max_on_ms = {self.max_on_ms:g}")
+                out.append(f"{name} = {getattr(self, name):g} is over max_on_ms = {self.max_on_ms:g}")
+        shake = self.shake_count * min(self.shake_on_ms, self.max_on_ms)
+        if shake > budget:
+            out.append(
+                f"shake_count = {self.shake_count}: a shake of {self.shake_count} x {self.shake_on_ms:g} ms"
+                f" does not fit in {in_budget}; every shake would be cut short"
+            )
+        return out
 
 
 @dataclass(frozen=True)
 class CameraConfig:
-    backend: str = field(default="sim", metadata=_opt(_camera_backend))
-    device: str = field(default="0", metadata=_opt(_device))
-    replay: str = field(default="", metadata=_opt(_text()))
-    width: int = field(default=640, metadata=_opt(_int_in(64, 4608)))
-    height: int = field(default=480, metadata=_opt(_int_in(64, 3456)))
+    backend: str = field(default="sim", metadata=_opt(camera_backend))
+    device: str = field(default="0", metadata=_opt(device))
+    replay: str = field(default="", metadata=_opt(text()))
+    width: int = field(default=640, metadata=_opt(int_in(64, 4608)))
+    height: int = field(default=480, metadata=_opt(int_in(64, 3456)))
     #: the tray's colour under neutral light, to white-balance die colours against the empty-tray
     #: reference (a warm lamp turns a white die cream and a red one orange): "" leaves them as seen
-    tray_colour: str = field(default="", metadata=_opt(_tray_colour))
+    tray_colour: str = field(default="", metadata=_opt(tray_colour))
 
-    def check(self) -> None:
+    def problems(self) -> list[str]:
         if self.backend == "replay" and not self.replay:
-            raise ValueError("backend = replay needs replay = FOLDER (a folder with manifest.jsonl)")
+            return ["replay = '': backend = replay needs replay = FOLDER (a folder with manifest.jsonl)"]
+        return []
 
 
 @dataclass(frozen=True)
 class SimConfig:
-    seed: int = field(default=-1, metadata=_opt(_int_in(-1, 2**63 - 1)))
-    fault_rate: float = field(default=0.0, metadata=_opt(_num_in(0, 1)))
-    faults: tuple[str, ...] = field(default=(), metadata=_opt(_faults))
-    realtime: bool = field(default=False, metadata=_opt(_bool))
+    seed: int = field(default=-1, metadata=_opt(int_in(-1, 2**63 - 1)))
+    fault_rate: float = field(default=0.0, metadata=_opt(num_in(0, 1)))
+    faults: tuple[str, ...] = field(default=(), metadata=_opt(faults))
+    realtime: bool = field(default=False, metadata=_opt(boolean))
 
 
 @dataclass(frozen=True)
 class CycleConfig:
     """Bounds of the roll cycle: every loop that waits or retries stops at one of these."""
 
-    still_frames: int = field(default=3, metadata=_opt(_int_in(1, 30)))
-    settle_timeout_s: float = field(default=4.0, metadata=_opt(_num_in(0.1, 60)))
-    max_taps: int = field(default=2, metadata=_opt(_int_in(0, 5)))
-    max_reshakes: int = field(default=2, metadata=_opt(_int_in(0, 5)))
-    camera_retries: int = field(default=4, metadata=_opt(_int_in(0, 20)))
-    camera_retry_wait_s: float = field(default=0.5, metadata=_opt(_num_in(0, 10)))
+    still_frames: int = field(default=3, metadata=_opt(int_in(1, 30)))
+    settle_timeout_s: float = field(default=4.0, metadata=_opt(num_in(0.1, 60)))
+    max_taps: int = field(default=2, metadata=_opt(int_in(0, 5)))
+    max_reshakes: int = field(default=2, metadata=_opt(int_in(0, 5)))
+    camera_retries: int = field(default=4, metadata=_opt(int_in(0, 20)))
+    camera_retry_wait_s: float = field(default=0.5, metadata=_opt(num_in(0, 10)))
 
 
 @dataclass(frozen=True)
@@ -325,13 +265,13 @@ class RollConfig:
     its initial dice in at most that many throws (refused before the first throw if more), and
     its follow-ups (explosions, rerolls) in at most that many more."""
 
-    default: str = field(default="4d6kh3", metadata=_opt(_text(200)))
-    max_throws: int = field(default=20, metadata=_opt(_int_in(1, 200)))
+    default: str = field(default="4d6kh3", metadata=_opt(text(200)))
+    max_throws: int = field(default=20, metadata=_opt(int_in(1, 200)))
 
 
 @dataclass(frozen=True)
 class CalibrationConfig:
-    dir: str = field(default="/var/lib/dicetower", metadata=_opt(_text()))
+    dir: str = field(default="/var/lib/dicetower", metadata=_opt(text()))
 
 
 @dataclass(frozen=True)
@@ -339,126 +279,7 @@ class ReaderConfig:
     """``taught``: a taught model's folder (docs/teach.md), whose dice it reads; the rest the general
     reader reads. Held as :func:`parse_config` resolved it: relative to the config file's folder."""
 
-    taught: str = field(default="", metadata=_opt(_text()))
-
-
-@dataclass(frozen=True)
-class TrayDie:
-    """One die loaded in the tray: its kind (``d6``, ``d10t`` ...), body colour and role."""
-
-    kind: str
-    colour: str
-    role: str = "plain"
-
-    def __str__(self) -> str:
-        return f"{self.colour} {self.kind}" + ("" if self.role == "plain" else f" ({self.role})")
-
-
-_DIE_SPEC = re.compile(r"\s*(?:(\d+)\s*(?:x\s*)?)?([a-z]+)\s+(d\d+t?)\s*")
-
-
-@dataclass(frozen=True)
-class DiceSet:
-    """The dice in the tray, keyed by role in the file: ``plain = "4 white d6"``, ``wild = "red d6"``.
-
-    A role other than plain (wild, tens, units) names one die, told apart from the rest by
-    its colour, so its colour must differ from every other die of its kind.
-    """
-
-    dice: tuple[TrayDie, ...]
-
-    @classmethod
-    def parse(cls, table: Mapping[str, Any], taught: Collection[tuple[str, str]] | None = None) -> DiceSet:
-        """``taught``: the (kind, colour) pairs a taught model reads (colour "" for any colour), which
-        lets the tray hold a kind only a taught reader reads (d8, d12) in those colours."""
-        from ..vision.colour_names import COLOUR_NAMES
-        from ..vision.kinds import NEVER_READ, readable_labels, taught_only_labels
-
-        # the kinds the reader reads (a numeral d6 is a d6): a die it cannot read would fail every
-        # throw as unreadable, so it is refused here, where the cause is plain
-        readable = readable_labels()
-
-        dice: list[TrayDie] = []
-        for role, value in table.items():
-            if role not in ROLES:
-                raise ConfigError(f"[dice] {role}: unknown role; allowed: {', '.join(ROLES)}")
-            specs = value if isinstance(value, list) else [value]
-            for spec in specs:
-                m = _DIE_SPEC.fullmatch(spec) if isinstance(spec, str) else None
-                if m is None:
-                    raise ConfigError(
-                        f"[dice] {role} = {spec!r}: expected '[COUNT] COLOUR KIND', e.g. '4 white d6'"
-                    )
-                count = int(m.group(1) or 1)
-                colour, kind = m.group(2), m.group(3)
-                if colour not in COLOUR_NAMES:
-                    raise ConfigError(
-                        f"[dice] {role} = {spec!r}: colour {colour!r}; allowed: {', '.join(COLOUR_NAMES)}"
-                    )
-                where = f"[dice] {role} = {spec!r}: kind {kind!r}"
-                if kind in NEVER_READ:
-                    raise ConfigError(f"{where}: {NEVER_READ[kind]}; the tower cannot read it, taught or not")
-                if kind in taught_only_labels():
-                    check_taught_kind(where, kind, colour, taught)
-                elif kind not in readable:
-                    raise ConfigError(
-                        f"{where}; the tower reads {', '.join(readable)}, "
-                        f"and {', '.join(taught_only_labels())} once taught"
-                    )
-                if role != "plain" and count != 1:
-                    raise ConfigError(f"[dice] {role} = {spec!r}: a {role} die is one die")
-                if not 1 <= count <= MAX_TRAY_DICE:
-                    raise ConfigError(f"[dice] {role} = {spec!r}: count must be 1..{MAX_TRAY_DICE}")
-                dice.extend(TrayDie(kind, colour, role) for _ in range(count))
-        if not dice:
-            raise ConfigError("[dice]: the tray needs at least one die, e.g. plain = '5 white d6'")
-        if len(dice) > MAX_TRAY_DICE:
-            raise ConfigError(f"[dice]: {len(dice)} dice; a tray holds at most {MAX_TRAY_DICE}")
-        for d in dice:
-            if d.role == "plain":
-                continue
-            if sum(x.role == d.role for x in dice) > 1:
-                raise ConfigError(f"[dice] {d.role}: given twice; one die has that role")
-            clash = [x for x in dice if x is not d and x.kind == d.kind and x.colour == d.colour]
-            if clash:
-                raise ConfigError(
-                    f"[dice] {d.role} = '{d.colour} {d.kind}': another {d.colour} {d.kind} is in the tray; "
-                    "the tower tells a role die apart by colour, so give it a colour of its own"
-                )
-        return cls(tuple(dice))
-
-    def kinds(self) -> dict[str, int]:
-        """How many dice of each kind are loaded."""
-        out: dict[str, int] = {}
-        for d in self.dice:
-            out[d.kind] = out.get(d.kind, 0) + 1
-        return out
-
-    def role_die(self, role: str) -> TrayDie | None:
-        return next((d for d in self.dice if d.role == role), None)
-
-    def describe(self) -> str:
-        """``4 white d6, 1 red d6 (wild)``."""
-        counts: dict[TrayDie, int] = {}
-        for d in self.dice:
-            counts[d] = counts.get(d, 0) + 1
-        return ", ".join(f"{n} {d}" for d, n in counts.items())
-
-    def to_table(self) -> dict[str, Any]:
-        """The ``[dice]`` table that parses back to this set (``plain = "4 white d6"``)."""
-        table: dict[str, dict[str, int]] = {}
-        for d in self.dice:
-            counts = table.setdefault(d.role, {})
-            counts[f"{d.colour} {d.kind}"] = counts.get(f"{d.colour} {d.kind}", 0) + 1
-        out: dict[str, Any] = {}
-        for role, counts in table.items():
-            specs = [spec if n == 1 else f"{n} {spec}" for spec, n in counts.items()]
-            out[role] = specs if len(specs) > 1 else specs[0]
-        return out
-
-
-def _default_dice() -> DiceSet:
-    return DiceSet((*(TrayDie("d6", "white") for _ in range(4)), TrayDie("d6", "red", "wild")))
+    taught: str = field(default="", metadata=_opt(text()))
 
 
 @dataclass(frozen=True)
@@ -469,7 +290,7 @@ class Config:
     shaker: ShakerConfig = field(default_factory=ShakerConfig)
     camera: CameraConfig = field(default_factory=CameraConfig)
     sim: SimConfig = field(default_factory=SimConfig)
-    dice: DiceSet = field(default_factory=_default_dice)
+    dice: DiceSet = field(default_factory=default_dice)
     cycle: CycleConfig = field(default_factory=CycleConfig)
     roll: RollConfig = field(default_factory=RollConfig)
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
@@ -497,27 +318,27 @@ _SECTIONS: dict[str, type] = {
 }
 
 
-def _section(name: str, cls: type, table: Any, where: str) -> Any:
+def _section(name: str, cls: type, table: Any, where: str) -> tuple[Any, list[str]]:
+    """The section built from ``table``, or None and every problem in it (each naming its key)."""
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: [{name}] must be a table")
+        return None, [f"{where}: [{name}] must be a table"]
     known = {f.name: f for f in fields(cls)}
     values: dict[str, Any] = {}
+    problems = []
     for key, raw in table.items():
         f = known.get(key)
         if f is None:
-            raise ConfigError(f"{where}: [{name}] {key}: unknown key; allowed: {', '.join(known)}")
+            problems.append(f"{where}: [{name}] {key}: unknown key; allowed: {', '.join(known)}")
+            continue
         try:
             values[key] = f.metadata["check"](raw)
         except ValueError as exc:
-            raise ConfigError(f"{where}: [{name}] {key} = {raw!r}: must be {exc}") from None
+            problems.append(f"{where}: [{name}] {key} = {raw!r}: must be {exc}")
+    if problems:  # keys that relate to each other are compared only once each is right
+        return None, problems
     obj = cls(**values)
-    check = getattr(obj, "check", None)
-    if check is not None:
-        try:
-            check()
-        except ValueError as exc:
-            raise ConfigError(f"{where}: [{name}]: {exc}") from None
-    return obj
+    problems = [f"{where}: [{name}] {p}" for p in getattr(obj, "problems", list)()]
+    return (None, problems) if problems else (obj, [])
 
 
 def parse_config(
@@ -527,34 +348,53 @@ def parse_config(
     base: Path | None = None,
     taught: str | Path | None = None,
 ) -> Config:
-    """Validate a parsed TOML document; raises :class:`ConfigError` naming the first bad key.
+    """Validate a parsed TOML document into a :class:`Config`.
 
-    ``[reader] taught`` is resolved against ``base`` (the config file's folder); ``taught`` (the
-    CLI's ``--taught``) replaces it, as given.
+    Every key is checked, and what use needs beyond single values: pins used once, a shaker
+    whose duty budget holds a pulse of ``max_on_ms`` and the shake, ``[roll] default`` parsed by
+    the rules and rollable on the tray. The :class:`ConfigError` raised names the first problem
+    and carries every one in ``problems``. ``[reader] taught`` is resolved against ``base`` (the
+    config file's folder); ``taught`` (the CLI's ``--taught``) replaces it, as given.
     """
     allowed = [*_SECTIONS, "dice"]
     kwargs: dict[str, Any] = {}
+    problems: list[str] = []
     for name, table in data.items():
         if name == "dice":
             if not isinstance(table, dict):
-                raise ConfigError(f"{where}: [dice] must be a table")
+                problems.append(f"{where}: [dice] must be a table")
         elif name in _SECTIONS:
-            kwargs[name] = _section(name, _SECTIONS[name], table, where)
+            section, found_problems = _section(name, _SECTIONS[name], table, where)
+            problems += found_problems
+            if section is not None:
+                kwargs[name] = section
         else:
-            raise ConfigError(f"{where}: [{name}]: unknown section; allowed: {', '.join(allowed)}")
+            problems.append(f"{where}: [{name}]: unknown section; allowed: {', '.join(allowed)}")
     found = None
-    if taught is not None:
-        kwargs["reader"] = ReaderConfig(str(taught))
-        found = taught_dice(str(taught), f"--taught {taught}")
-    elif "reader" in kwargs and kwargs["reader"].taught:
-        raw = kwargs["reader"].taught
-        kwargs["reader"] = ReaderConfig(str(base / raw if base is not None else Path(raw)))
-        found = taught_dice(kwargs["reader"].taught, f"{where}: [reader] taught = {raw!r}")
-    if "dice" in data:
+    try:
+        if taught is not None:
+            kwargs["reader"] = ReaderConfig(str(taught))
+            found = taught_dice(str(taught), f"--taught {taught}")
+        elif "reader" in kwargs and kwargs["reader"].taught:
+            raw = kwargs["reader"].taught
+            kwargs["reader"] = ReaderConfig(str(base / raw if base is not None else Path(raw)))
+            found = taught_dice(kwargs["reader"].taught, f"{where}: [reader] taught = {raw!r}")
+    except ConfigError as exc:
+        problems.append(str(exc))
+    dice_ok = True
+    if isinstance(data.get("dice"), dict):
         try:
             kwargs["dice"] = DiceSet.parse(data["dice"], found)
         except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
+            problems += [f"{where}: {p}" for p in exc.problems]
+            dice_ok = False
+    if dice_ok and "roll" in kwargs and "default" in data["roll"]:  # the button's roll, as the file set it
+        default = kwargs["roll"].default
+        why = roll_problem(default, kwargs.get("dice", default_dice()).dice)
+        if why is not None:
+            problems.append(f"{where}: [roll] default = {default!r}: {why}")
+    if problems:
+        raise ConfigError(problems[0], problems)
     return Config(**kwargs, source=where)
 
 
@@ -567,15 +407,16 @@ def load_config(path: str | Path | None = None, *, taught: str | Path | None = N
         return DEFAULT_CONFIG if taught is None else parse_config({}, DEFAULT_CONFIG.source, taught=taught)
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ConfigError(f"{path}: {size} bytes; a config file is at most {MAX_FILE_BYTES}")
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ConfigError(
+                f"{path}: {exc.strerror}; a config file is at most {MAX_FILE_BYTES} bytes"
+            ) from None
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         data = tomllib.loads(text)
@@ -592,7 +433,9 @@ def _defaults_are_valid() -> Config:
         for f in fields(cls):
             if f.default is not MISSING and f.default is not None:
                 f.metadata["check"](list(f.default) if isinstance(f.default, tuple) else f.default)
-        getattr(section, "check", lambda: None)()
+        problems = getattr(section, "problems", list)()
+        if problems:
+            raise ConfigError(f"built-in [{name}]: {problems[0]}", problems)
     return cfg
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .records import ThrowRecord
 
 __all__ = [
@@ -19,6 +21,7 @@ __all__ = [
     "CameraUnavailableError",
     "ConfigError",
     "ShakerClosedError",
+    "ShakerTimingError",
     "ThrowFailedError",
     "TowerError",
     "TrayKindError",
@@ -30,11 +33,27 @@ class TowerError(Exception):
 
 
 class ConfigError(TowerError, ValueError):
-    """A configuration that cannot be used; names the file, the key and what is allowed."""
+    """A configuration that cannot be used; names the file, the key and what is allowed.
+
+    The message is the first problem found; ``problems`` holds every one (``tower config --check``
+    prints them all).
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: tuple[str, ...] = tuple(problems) or (message,)
 
 
 class ShakerClosedError(TowerError, RuntimeError):
     """The shaker was closed; it drives its pin no more."""
+
+
+class ShakerTimingError(TowerError, ValueError):
+    """A time asked of the shaker that is not a time: not a number, not finite, negative, or past its bound.
+
+    Refused before anything moves: an infinite rest would move a virtual clock to infinity, where
+    every on-time measures zero and the duty budget never fills.
+    """
 
 
 class CameraError(TowerError):

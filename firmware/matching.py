@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from ..rules.source import DieSlot, Role
 from ..vision.identity import identify
 from ..vision.reading import DieReading, Reading, ReadStatus
-from .config import DiceSet, TrayDie
+from .dice_set import DiceSet, TrayDie
 from .errors import TrayKindError
 from .records import FailureReason, SlotAnswer
 

@@ -6,7 +6,9 @@ same timings. They read them here. :meth:`ShakePattern.from_config` turns the co
 milliseconds into seconds, the one place that conversion happens; the ``[shaker]`` section's
 defaults are these defaults in milliseconds (:func:`milliseconds`).
 
-Only the standard library is imported, so the config can read its defaults without loading
+Every time given to the shaker passes :func:`seconds` first: a number, finite, not negative and
+within its bound, or :class:`~dicetower.firmware.errors.ShakerTimingError`. Only the standard
+library and the tower's errors are imported, so the config can read its defaults without loading
 gpiozero.
 """
 
@@ -14,12 +16,46 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any
 
-__all__ = ["MAX_PATTERN_PULSES", "ShakePattern", "ShakerLimits", "milliseconds"]
+from .errors import ShakerTimingError
+
+__all__ = [
+    "MAX_PATTERN_PULSES",
+    "MAX_REST_S",
+    "MAX_WINDOW_S",
+    "ShakePattern",
+    "ShakerLimits",
+    "milliseconds",
+    "seconds",
+]
 
 #: Most pulses one shake may ask for (bounds the loop whatever the caller passes).
 MAX_PATTERN_PULSES = 50
+#: Longest rest a shake may ask for between its pulses (and longest ``min_off_s``): longer is two shakes.
+MAX_REST_S = 60.0
+#: Longest duty window: the config allows 600 s; a bound keeps the clock's sums exact.
+MAX_WINDOW_S = 3600.0
+
+
+def seconds(name: str, value: Any, *, zero: bool = False, most: float = math.inf) -> float:
+    """``value`` as seconds, or :class:`ShakerTimingError` naming ``name``.
+
+    Refused: what is not a real number (a bool, a string, None), NaN, infinities, negatives, zero
+    unless ``zero``, and more than ``most``. Why every entry checks: the shaker's sums over a
+    window are only right for finite times, and an infinite rest on a virtual clock moves it to
+    infinity, where each on-time measures zero and the duty budget never fills.
+    """
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ShakerTimingError(f"{name} must be a number of seconds, got {value!r}")
+    if not math.isfinite(value):
+        raise ShakerTimingError(f"{name} must be a finite number of seconds, got {value!r}")
+    if value < 0 or (value == 0 and not zero):
+        raise ShakerTimingError(f"{name} must be {'0 or more' if zero else 'over 0'} s, got {value!r}")
+    if value > most:
+        raise ShakerTimingError(f"{name} must be at most {most:g} s, got {value!r}")
+    return float(value)
 
 
 def milliseconds(seconds: float) -> float:
@@ -37,12 +73,17 @@ class ShakerLimits:
     max_duty: float = 0.25
 
     def __post_init__(self) -> None:
-        if not (0 < self.max_on_s <= 1.0 and self.min_off_s > 0 and self.window_s > 0):
-            raise ValueError(f"shaker limits out of range: {self}")
-        if not 0 < self.max_duty <= 0.5:
-            raise ValueError(f"max_duty must be in (0, 0.5], got {self.max_duty}")
+        seconds("max_on_s", self.max_on_s, most=1.0)
+        seconds("min_off_s", self.min_off_s, most=MAX_REST_S)
+        seconds("window_s", self.window_s, most=MAX_WINDOW_S)
+        duty = self.max_duty
+        if isinstance(duty, bool) or not isinstance(duty, Real) or not 0 < duty <= 0.5:
+            raise ShakerTimingError(f"max_duty must be in (0, 0.5], got {duty!r}")
         if self.max_on_s > self.max_duty * self.window_s:
-            raise ValueError("max_on_s must fit in the duty budget (max_duty * window_s)")
+            raise ShakerTimingError(
+                f"max_on_s = {self.max_on_s:g} s does not fit in the duty budget"
+                f" (max_duty * window_s = {self.max_duty * self.window_s:g} s)"
+            )
 
     @property
     def budget_s(self) -> float:
@@ -69,13 +110,12 @@ class ShakePattern:
     def __post_init__(self) -> None:
         count = self.shake_count
         if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_PATTERN_PULSES:
-            raise ValueError(f"shake_count must be a whole number 1..{MAX_PATTERN_PULSES}, got {count!r}")
-        for name in ("shake_on_s", "tap_on_s", "shake_off_s"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise ValueError(f"{name} must be a finite number of seconds, got {value!r}")
-            if value < 0 or (value == 0 and name != "shake_off_s"):
-                raise ValueError(f"{name} must be {'0 or more' if name == 'shake_off_s' else 'over 0'} s")
+            raise ShakerTimingError(
+                f"shake_count must be a whole number 1..{MAX_PATTERN_PULSES}, got {count!r}"
+            )
+        seconds("shake_on_s", self.shake_on_s)
+        seconds("tap_on_s", self.tap_on_s)
+        seconds("shake_off_s", self.shake_off_s, zero=True, most=MAX_REST_S)
 
     @classmethod
     def from_config(cls, cfg: Any) -> ShakePattern:

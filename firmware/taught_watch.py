@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..vision.files import read_bounded
 from .config import Config, TrayDie
 from .taught_config import TEACH_AGAIN
 
@@ -28,13 +29,15 @@ if TYPE_CHECKING:
     from ..vision.taught.reader import TaughtFrameReader
     from .cameras import CameraBackend
 
-__all__ = ["DRIFT_FILE", "DRIFT_SCHEMA", "TaughtWatch", "general_dice", "watch_reader"]
+__all__ = ["DRIFT_FILE", "DRIFT_SCHEMA", "MAX_DRIFT_BYTES", "TaughtWatch", "general_dice", "watch_reader"]
 
 log = logging.getLogger(__name__)
 
 #: Where a real camera's tower keeps the taught reader's running figure (in ``[calibration] dir``).
 DRIFT_FILE = "taught-drift.json"
 DRIFT_SCHEMA = "dicetower.drift/1"
+#: The kept figure is at most this long (it holds a few counts a die).
+MAX_DRIFT_BYTES = 1 << 20
 
 
 def general_dice(dice: Sequence[TrayDie], taught: Sequence[TaughtDieCard]) -> list[TrayDie]:
@@ -116,7 +119,7 @@ class TaughtWatch:
         if self.store is None or not self.store.is_file():
             return
         try:
-            kept = json.loads(self.store.read_text(encoding="utf-8"))
+            kept = json.loads(read_bounded(self.store, MAX_DRIFT_BYTES).decode("utf-8"))
             if kept.get("schema") != DRIFT_SCHEMA or kept.get("card") != self._card:
                 return  # another model's figure: this one starts afresh
             self.monitor.restore(kept["state"])

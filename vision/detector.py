@@ -15,8 +15,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from .dnn import load_onnx
+from .dnn import MAX_CARD_BYTES, load_onnx
 from .errors import VisionError
+from .files import read_bounded
 from .models import shipped_dir
 
 __all__ = [
@@ -78,7 +79,12 @@ class DieDetector:
         except cv2.error as exc:
             raise DetectorError(f"cannot load detector model {path}: {exc}") from None
         meta_path = path.with_suffix(".json")
-        self.meta = json.loads(meta_path.read_text(encoding="utf-8")) if meta_path.is_file() else {}
+        try:
+            self.meta = json.loads(read_bounded(meta_path, MAX_CARD_BYTES)) if meta_path.exists() else {}
+        except (OSError, ValueError) as exc:
+            raise DetectorError(
+                f"{meta_path}: bad metadata: {getattr(exc, 'strerror', None) or exc}"
+            ) from None
         self.input_size = int(self.meta.get("input_size", INPUT_SIZE))
         self.stride = int(self.meta.get("stride", STRIDE))
         self.threshold = threshold

@@ -15,7 +15,12 @@ from typing import Any
 
 import cv2
 
-__all__ = ["load_card", "load_onnx"]
+from .files import read_bounded
+
+__all__ = ["MAX_CARD_BYTES", "load_card", "load_onnx"]
+
+#: A network's card (its JSON beside the ONNX file) is at most this long; the shipped ones are under 8 KB.
+MAX_CARD_BYTES = 4_000_000
 
 
 def load_onnx(path: str | Path) -> Any:
@@ -46,7 +51,9 @@ def load_card(
     if not model_path.is_file() or not card_path.is_file():
         raise error(f"{folder}: missing {model} or {card} (docs/numerals.md trains them)")
     try:
-        meta = json.loads(card_path.read_text(encoding="utf-8"))
+        meta = json.loads(read_bounded(card_path, MAX_CARD_BYTES).decode("utf-8"))
+    except OSError as exc:
+        raise error(f"{card_path}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise error(f"{card_path}: bad metadata: {exc}") from None
     if not isinstance(meta, dict):

@@ -9,8 +9,15 @@ Every format OpenCV's ``imdecode`` accepts is either parsed here (JPEG, PNG, BMP
 GIF, PNM/PAM) or recognised and refused by name (JPEG 2000, AVIF/HEIF, OpenEXR, Radiance HDR,
 Sun raster, PFM): a format whose header is not checked is never decoded.
 
-Each parser also returns what the decoder will allocate (channels and bytes per sample; the
-worst case where the header does not say), so the memory bound is on bytes, not pixels.
+Each parser also returns what the decoder will allocate, so the memory bound is on bytes, not
+pixels: the channels and bytes a sample of the image OpenCV hands back (``IMREAD_UNCHANGED``, as
+:mod:`~dicetower.vision.imageio` reads; the worst case where the header does not say), and the
+working memory its decoder holds besides (:attr:`ImageHeader.work_bytes`). Measured with OpenCV
+5.1 (``tests/vision/test_hostile_images.py`` measures every layout again): ``imdecode`` peaks at
+twice the image it returns, for every format (:data:`DECODE_COPIES`); a 16-bit grey+alpha PNG
+comes back as four 16-bit channels, not two; a GIF decoder holds about 8 bytes a pixel of the
+logical screen besides; WebP its YUV or ARGB planes; TIFF one strip or tile; a progressive
+JPEG every DCT coefficient of the full-size image, whatever scale it is decoded at.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import numpy as np
 from .errors import VisionError
 
 __all__ = [
+    "DECODE_COPIES",
     "SUPPORTED_FORMATS",
     "FormatError",
     "ImageHeader",
@@ -35,6 +43,17 @@ __all__ = [
 
 #: The formats whose headers are parsed; the others OpenCV reads are refused by name.
 SUPPORTED_FORMATS = ("JPEG", "PNG", "BMP", "TIFF", "WebP", "GIF", "PNM")
+#: ``cv2.imdecode`` decodes into a buffer of its own and copies the image out: its peak is this
+#: many times the image it returns (measured 2.0 for every format with OpenCV 5.1).
+DECODE_COPIES = 2
+#: Bytes a pixel of the logical screen OpenCV's GIF decoder holds besides the image (measured 7.3).
+_GIF_WORK_PER_PIXEL = 8
+#: Bytes a pixel WebP decoding holds besides the image (YUV planes, 1.5; ARGB rows).
+_WEBP_WORK_PER_PIXEL = 2
+#: PNG chunks walked before the first IDAT (looking for tRNS, which adds an alpha channel).
+_MAX_PNG_CHUNKS = 4096
+#: JPEG start-of-frame markers of progressive frames: the decoder keeps every coefficient.
+_PROGRESSIVE_SOF = frozenset((0xC2, 0xC6, 0xCA, 0xCE))
 
 #: JPEG segment walk bound: real files have a few dozen segments before the first scan.
 _MAX_JPEG_SEGMENTS = 4096
@@ -69,13 +88,14 @@ class FormatError(VisionError, ValueError):
 
 @dataclass(frozen=True)
 class ImageHeader:
-    """The size and sample layout a header promises."""
+    """The size and sample layout a header promises, and what decoding it holds in memory."""
 
     kind: str  #: "jpeg", "png", "bmp", "tiff", "webp", "gif" or "pnm"
     width: int
     height: int
     channels: int = 4  #: samples per pixel the decoder returns (4 when the header does not say)
     sample_bytes: int = 1  #: bytes per sample the decoder returns
+    work_bytes: int = 0  #: what the decoder holds besides the image (canvases, planes, a strip)
 
     @property
     def pixels(self) -> int:
@@ -83,8 +103,14 @@ class ImageHeader:
 
     @property
     def decoded_bytes(self) -> int:
-        """Size of the buffer the decoder allocates for the full-size image."""
+        """Size of the full-size image the decoder returns."""
         return self.pixels * self.channels * self.sample_bytes
+
+    def peak_bytes(self, reduce: int = 1) -> int:
+        """Most memory decoding takes, the image scaled down ``reduce`` times by the decoder (JPEG):
+        :data:`DECODE_COPIES` times the image returned, plus the decoder's working memory."""
+        w, h = -(-self.width // reduce), -(-self.height // reduce)
+        return DECODE_COPIES * w * h * self.channels * self.sample_bytes + self.work_bytes
 
 
 def detect_format(data: bytes) -> str:
@@ -201,9 +227,32 @@ def _jpeg_segments(data: bytes) -> tuple[ImageHeader | None, int | None]:
             comps = data[pos + 9]
             # the decoder hands back grey or BGR; 12-bit JPEGs come back as 16-bit samples
             bits = data[pos + 4]
-            header = ImageHeader("jpeg", int(w), int(h), 1 if comps == 1 else 3, 2 if bits > 8 else 1)
+            work = _jpeg_coefficients(data[pos + 10 : pos + 10 + 3 * comps], int(w), int(h))
+            header = ImageHeader(
+                "jpeg",
+                int(w),
+                int(h),
+                1 if comps == 1 else 3,
+                2 if bits > 8 else 1,
+                work if marker in _PROGRESSIVE_SOF else 0,
+            )
         pos += 2 + length
     return header, None
+
+
+def _jpeg_coefficients(components: bytes, w: int, h: int) -> int:
+    """Bytes of every DCT coefficient of the image (2 a coefficient, whole 8x8 blocks): what libjpeg
+    keeps for a progressive JPEG, which it cannot decode a row at a time."""
+    factors = [(components[i + 1] >> 4, components[i + 1] & 15) for i in range(0, len(components) - 2, 3)]
+    if not factors:
+        return 0
+    hmax = max(max(f[0] for f in factors), 1)
+    vmax = max(max(f[1] for f in factors), 1)
+    total = 0
+    for fh, fv in factors:
+        cw, ch = -(-w * max(fh, 1) // hmax), -(-h * max(fv, 1) // vmax)
+        total += -(-cw // 8) * 8 * -(-ch // 8) * 8 * 2
+    return total
 
 
 def _jpeg(data: bytes) -> ImageHeader | None:
@@ -214,8 +263,27 @@ def _png(data: bytes) -> ImageHeader | None:
     if data[12:16] != b"IHDR":
         raise FormatError("damaged PNG header (IHDR is not the first chunk)")
     w, h, depth, colour = struct.unpack(">IIBB", data[16:26])
-    channels = {0: 1, 2: 3, 3: 4, 4: 2, 6: 4}.get(colour, 4)  # palette: BGR, or BGRA with tRNS
+    # what OpenCV returns: grey stays one channel (tRNS or not); grey+alpha comes back as BGRA;
+    # RGB and palette images as BGR, or BGRA when a tRNS chunk gives them transparency
+    alpha = colour in (4, 6) or (colour in (2, 3) and _png_has_trns(data))
+    channels = 1 if colour == 0 else 4 if alpha else 3
     return ImageHeader("png", int(w), int(h), channels, 2 if depth == 16 else 1)
+
+
+def _png_has_trns(data: bytes) -> bool:
+    """Whether a tRNS chunk comes before the image data (where the format puts it)."""
+    pos = 8
+    for _ in range(_MAX_PNG_CHUNKS):
+        if pos + 8 > len(data):
+            return False
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind = data[pos + 4 : pos + 8]
+        if kind == b"tRNS":
+            return True
+        if kind in (b"IDAT", b"IEND"):
+            return False
+        pos += 12 + length
+    return True  # more chunks than any writer puts there: assume the worst
 
 
 def _bmp(data: bytes) -> ImageHeader:
@@ -253,8 +321,15 @@ def _tiff(data: bytes) -> ImageHeader | None:
     samples = max(1, tags.get(277, 1))
     bits = tags.get(258, 1)
     sample_bytes = 1 if bits <= 8 else 2 if bits <= 16 else 4 if bits <= 32 else 8
+    # the decoder reads one strip or tile at a time into a buffer of its own (as RGBA, 4 bytes a
+    # pixel, for the layouts it reads through libtiff's RGBA interface)
+    if 322 in tags and 323 in tags:
+        buffer_pixels = tags[322] * tags[323]
+    else:
+        buffer_pixels = w * min(tags.get(278, h) or h, h)
+    work = buffer_pixels * max(samples * sample_bytes, 4)
     # the decoder hands back at most 4 channels (BGRA); samples beyond that are dropped
-    return ImageHeader("tiff", w, h, min(max(samples, 3) if samples > 1 else 1, 4), sample_bytes)
+    return ImageHeader("tiff", w, h, min(max(samples, 3) if samples > 1 else 1, 4), sample_bytes, work)
 
 
 def _webp(data: bytes) -> ImageHeader | None:
@@ -263,16 +338,18 @@ def _webp(data: bytes) -> ImageHeader | None:
         if data[23:26] != b"\x9d\x01\x2a":
             raise FormatError("damaged WebP header (no VP8 start code)")
         w, h = struct.unpack("<HH", data[26:30])
-        return ImageHeader("webp", w & 0x3FFF, h & 0x3FFF, 3, 1)
+        w, h = w & 0x3FFF, h & 0x3FFF
+        return ImageHeader("webp", w, h, 3, 1, w * h * _WEBP_WORK_PER_PIXEL)
     if chunk == b"VP8L":
         if data[20] != 0x2F:
             raise FormatError("damaged WebP header (no VP8L signature)")
         (bits,) = struct.unpack("<I", data[21:25])
-        return ImageHeader("webp", (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1, 4, 1)
+        w, h = (bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1
+        return ImageHeader("webp", w, h, 4, 1, w * h * _WEBP_WORK_PER_PIXEL)
     if chunk == b"VP8X":
         w = int.from_bytes(data[24:27], "little") + 1
         h = int.from_bytes(data[27:30], "little") + 1
-        return ImageHeader("webp", w, h, 4, 1)
+        return ImageHeader("webp", w, h, 4, 1, w * h * _WEBP_WORK_PER_PIXEL)
     return None
 
 
@@ -283,7 +360,9 @@ def _gif(data: bytes) -> ImageHeader | None:
         block = data[pos]
         if block == 0x2C:  # image descriptor: the first frame, which is what imdecode returns
             left, top, w, h = struct.unpack("<HHHH", data[pos + 1 : pos + 9])
-            return ImageHeader("gif", max(sw, left + w), max(sh, top + h), 4, 1)
+            # the decoder draws frames on canvases of the logical screen, whatever the frame's size
+            cw, ch = max(sw, left + w), max(sh, top + h)
+            return ImageHeader("gif", cw, ch, 4, 1, cw * ch * _GIF_WORK_PER_PIXEL)
         if block != 0x21:  # only extensions may come before the first image
             return None
         pos += 2
@@ -321,7 +400,7 @@ def _pnm(data: bytes) -> ImageHeader:
             "pnm",
             int(fields[b"WIDTH"]),
             int(fields[b"HEIGHT"]),
-            min(max(depth, 1), 4),
+            1 if depth <= 1 else 3 if depth == 3 else 4,
             2 if maxval > 255 else 1,
         )
     bitmap = magic in (b"1", b"4")

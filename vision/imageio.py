@@ -14,26 +14,30 @@ or a silently half-decoded picture:
 * the header's width and height are read before decoding, for every format decoded (JPEG,
   PNG, BMP, TIFF, WebP, GIF, PNM); the other formats OpenCV reads (JPEG 2000, AVIF, HDR,
   ...) are refused by name. So a decompression bomb is refused (more than
-  :data:`MAX_PIXELS`, or a decode buffer over :data:`MAX_DECODED_BYTES`) before any pixel
-  buffer is allocated;
+  :data:`MAX_PIXELS`, or a decoder's peak over :data:`MAX_DECODED_BYTES`: twice the image it
+  returns, in the layout OpenCV returns it, plus its working memory, per
+  :meth:`~dicetower.vision.image_format.ImageHeader.peak_bytes`) before any pixel buffer is
+  allocated;
 * frames larger than :data:`MAX_SIDE` on their longest side are downscaled: JPEGs by the
   decoder itself (``IMREAD_REDUCED_COLOR_2/4/8``, cheap), then by ``INTER_AREA`` resizing
   to at most :data:`MAX_SIDE`. :func:`load_image_info` returns the factor applied, so boxes
   read from the frame can be mapped back to the photo's pixels (divide by ``scale``).
   Resizing comes before the conversion to BGR, so a grey or 16-bit photo is never held
-  at full size twice;
+  at full size twice; a pixel type ``cv2.resize`` does not take (8- and 32-bit integers,
+  16-bit floats) is made 8-bit a band of rows at a time first;
 * grey, 16-bit, float and alpha images are converted to 8-bit BGR;
 * EXIF orientation is not applied: frames keep the stored pixel order, which is the
   order dataset boxes are given in.
 
 Peak memory of one load is bounded by the file (at most :data:`MAX_FILE_BYTES`) plus the
-decoder's buffer (at most :data:`MAX_DECODED_BYTES`) plus a few frames of at most
+decoder's peak (at most :data:`MAX_DECODED_BYTES`) plus a few frames of at most
 :data:`MAX_SIDE` squared: under 1 GiB for the worst file accepted, and for a JPEG (decoded
 reduced) about the file plus 64 MB. ``docs/limits.md`` lists these limits.
 """
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +45,7 @@ import cv2
 import numpy as np
 
 from .errors import VisionError
+from .files import read_bounded
 from .image_format import (
     FormatError,
     ImageHeader,
@@ -71,8 +76,9 @@ __all__ = [
 MAX_SIDE = 2048
 #: Photos with more pixels than this (per the header) are refused before decoding.
 MAX_PIXELS = 120_000_000
-#: The decoder's full-size buffer (width x height x channels x bytes a sample, per the header)
-#: may not exceed this: 120 MP of 8-bit RGBA, or 50 MP of 16-bit RGB, fit; bigger is refused.
+#: The decoder's peak (twice width x height x channels x bytes a sample, plus its working memory,
+#: per the header) may not exceed this: 89 MP of 8-bit RGB, 67 MP of 8-bit RGBA or 44 MP of 16-bit
+#: RGB fit; bigger is refused.
 MAX_DECODED_BYTES = 512 * 1024 * 1024
 #: Files larger than this are refused unread (a 50 MP JPEG is ~20 MB, a raw 50 MP BMP ~150 MB).
 MAX_FILE_BYTES = 256 * 1024 * 1024
@@ -82,8 +88,16 @@ MIN_SIDE = 8
 #: libjpeg's warnings for data it had to make up (JWRN_HIT_MARKER, JWRN_EXTRANEOUS_DATA,
 #: JWRN_HUFF_BAD_CODE, JWRN_JPEG_EOF, JWRN_MUST_RESYNC...): all begin with one of these.
 _JPEG_DAMAGE = ("Corrupt JPEG data", "Premature end of JPEG", "Invalid SOS", "Warning: unknown JFIF")
-#: Pixel types cv2.resize takes as they are (the rest are converted to 8-bit first).
-_RESIZABLE = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.float32))
+#: Pixel types cv2.resize takes as they are (the rest are converted to 8-bit first, in bands).
+_RESIZABLE = (
+    np.dtype(np.uint8),
+    np.dtype(np.uint16),
+    np.dtype(np.int16),
+    np.dtype(np.float32),
+    np.dtype(np.float64),
+)
+#: Rows converted at a time when a full-size image must be made 8-bit before it is downscaled.
+_BAND_ROWS = 256
 _REDUCED = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4, 8: cv2.IMREAD_REDUCED_COLOR_8}
 
 
@@ -117,19 +131,15 @@ def load_image_info(path: str | Path) -> LoadedImage:
     """Decode ``path`` like :func:`load_image` and also report the downscale factor."""
     path = Path(path)
     try:
-        size = path.stat().st_size
+        data = read_bounded(path, MAX_FILE_BYTES)
     except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise ImageError(f"{path}: file too large ({exc.strerror})") from None
+        if exc.errno == errno.EINVAL:
+            raise ImageError(f"{path}: {exc.strerror}") from None
         raise ImageError(f"{path}: cannot read image: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise ImageError(f"{path}: not a file")
-    if size == 0:
+    if not data:
         raise ImageError(f"{path}: empty file (0 bytes)")
-    if size > MAX_FILE_BYTES:
-        raise ImageError(f"{path}: file too large ({size} bytes > {MAX_FILE_BYTES})")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ImageError(f"{path}: cannot read image: {exc.strerror or exc}") from None
     return decode_image(data, name=str(path))
 
 
@@ -160,7 +170,9 @@ def decode_image(data: bytes, name: str = "image") -> LoadedImage:
     if max(ow, oh) > MAX_SIDE:
         f = MAX_SIDE / max(ow, oh)
         target = (max(1, round(ow * f)), max(1, round(oh * f)))
-        if img.dtype in _RESIZABLE and (img.ndim == 2 or img.shape[2] <= 4):
+        if img.dtype not in _RESIZABLE:
+            img = _to_uint8_in_bands(img, name)  # one 8-bit copy, never a float copy of the whole
+        if img.ndim == 2 or img.shape[2] <= 4:
             img = cv2.resize(img, target, interpolation=cv2.INTER_AREA)  # before BGR: one full copy only
             frame = _to_bgr8(img, name)
         else:
@@ -194,12 +206,11 @@ def _checked_header(data: bytes, name: str) -> ImageHeader:
         raise ImageError(f"{name}: image header says {w}x{h}")
     if header.pixels > MAX_PIXELS:
         raise ImageError(f"{name}: image too large ({w}x{h} > {MAX_PIXELS} pixels)")
-    reduce = _decoder_reduction(header)
-    decoded = -(-w // reduce) * -(-h // reduce) * header.channels * header.sample_bytes
-    if decoded > MAX_DECODED_BYTES:
+    peak = header.peak_bytes(_decoder_reduction(header))
+    if peak > MAX_DECODED_BYTES:
         layout = f"{header.channels} channel(s) of {8 * header.sample_bytes} bits"
         raise ImageError(
-            f"{name}: image too large to decode ({w}x{h}, {layout}: {decoded >> 20} MiB"
+            f"{name}: image too large to decode ({w}x{h}, {layout}: decoding takes {peak >> 20} MiB"
             f" > {MAX_DECODED_BYTES >> 20} MiB)"
         )
     _check_shape(w, h, name)
@@ -260,20 +271,45 @@ def _decoder_reduction(header: ImageHeader) -> int:
     return 1
 
 
-def _to_bgr8(img: np.ndarray, name: str) -> np.ndarray:
-    if img.dtype == np.uint16:
-        img = (img >> 8).astype(np.uint8)
-    elif img.dtype in (np.float32, np.float64, np.float16):
-        if not np.isfinite(img).all():
+def _float_top(img: np.ndarray, name: str) -> float:
+    """The full scale of a float image: 1.0 when every value is at most 1, else 255 (NaN refused)."""
+    top = 0.0
+    for start in range(0, img.shape[0], _BAND_ROWS):
+        band = img[start : start + _BAND_ROWS]
+        if not np.isfinite(band).all():
             raise ImageError(f"{name}: image has NaN or infinite values")
-        top = 1.0 if float(img.max(initial=0.0)) <= 1.0 else 255.0
-        img = np.clip(img * (255.0 / top), 0, 255).round().astype(np.uint8)
-    elif img.dtype == np.int8 or img.dtype == np.int16 or img.dtype == np.int32:
-        img = np.clip(img, 0, 255).astype(np.uint8)
-    elif img.dtype == np.bool_:
-        img = img.astype(np.uint8) * 255
-    elif img.dtype != np.uint8:
+        top = max(top, float(band.max(initial=0.0)))
+    return 1.0 if top <= 1.0 else 255.0
+
+
+def _to_uint8(img: np.ndarray, name: str, top: float = 255.0) -> np.ndarray:
+    """``img`` as 8-bit samples, channels as they are (``top``: a float image's full scale)."""
+    if img.dtype == np.uint16:
+        return (img >> 8).astype(np.uint8)
+    if img.dtype in (np.float32, np.float64, np.float16):
+        return np.clip(img * (255.0 / top), 0, 255).round().astype(np.uint8)
+    if img.dtype == np.int8 or img.dtype == np.int16 or img.dtype == np.int32:
+        return np.clip(img, 0, 255).astype(np.uint8)
+    if img.dtype == np.bool_:
+        return img.astype(np.uint8) * 255
+    if img.dtype != np.uint8:
         raise ImageError(f"{name}: unsupported pixel type {img.dtype}")
+    return img
+
+
+def _to_uint8_in_bands(img: np.ndarray, name: str) -> np.ndarray:
+    """:func:`_to_uint8` of a full-size image a band of rows at a time: the whole is held once
+    more in 8 bits, never in a wider type (a float64 copy of a 50 MP image is 1.2 GB)."""
+    top = _float_top(img, name) if img.dtype.kind == "f" else 255.0
+    out = np.empty(img.shape, np.uint8)
+    for start in range(0, img.shape[0], _BAND_ROWS):
+        out[start : start + _BAND_ROWS] = _to_uint8(img[start : start + _BAND_ROWS], name, top)
+    return out
+
+
+def _to_bgr8(img: np.ndarray, name: str) -> np.ndarray:
+    if img.dtype != np.uint8:
+        img = _to_uint8_in_bands(img, name)
     if img.ndim == 3 and img.shape[2] == 1:
         img = img[:, :, 0]
     if img.ndim == 2:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import zlib
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -52,9 +53,10 @@ __all__ = ["SimCamera"]
 
 #: The die kinds the simulated camera draws, as a config names them (a config ``d6`` is a pip d6).
 DRAWN_LABELS = tuple(dict.fromkeys(label_of(k) for k in DRAWN_KINDS if KINDS[k].reader is not Reader.NONE))
-#: Dice of a numeral tray are drawn this wide (px at 640 px), one camera height for all: a tower
-#: camera is set so a d20's top numeral spans a dozen pixels or more.
-DIE_PX: dict[str, float] = {"d6": 62.0, "d10": 68.0, "d10t": 68.0, "d20": 78.0}
+#: Dice of a numeral tray are drawn this wide (px at 640 px), one camera height for all (about
+#: 4.4 px a millimetre: a 16 mm d6, an 18 mm d10, a 22 mm d20): a tower camera is set so a
+#: d20's top numeral spans fifteen pixels or more.
+DIE_PX: dict[str, float] = {"d6": 72.0, "d10": 80.0, "d10t": 80.0, "d20": 96.0}
 #: The range the numeral style keeps for any other kind (the renderer's default draw).
 NUMERAL_DIE_PX = (64.0, 84.0)
 #: Frames the dice move for after a shake (inclusive range), and after a tap.
@@ -302,10 +304,14 @@ class SimCamera(CameraBackend):
         return self._scene
 
     def _physical_dice(self) -> list[tuple[DieLook, tuple[int, ...], float]]:
-        """Each die's look, face layout and size, drawn once: a die looks the same on every throw."""
-        rng = np.random.default_rng(self.rng.randrange(2**31))
+        """Each die's look, face layout and size: a die looks the same on every throw, whatever the seed.
+
+        Why not from the seed: the seed says how the dice fall; the dice are the tray's, so a second
+        run with another seed (rolling the dice a tower was taught on) throws the same dice.
+        """
         out = []
-        for d in self.dice:
+        for i, d in enumerate(self.dice):
+            rng = np.random.default_rng(zlib.crc32(f"{i} {d.kind} {d.colour}".encode()))
             look = random_look(rng, d.colour, "solid", self._numeral_style)
             values = tuple(int(v) for v in face_values(d.kind, rng))
             out.append((look, values, DIE_PX.get(d.kind, sum(NUMERAL_DIE_PX) / 2)))

@@ -1,8 +1,11 @@
 """``dicetower log verify|export``: check the roll log's hash chain, or export it.
 
-``verify`` exits 1 and names every row that was edited, deleted or moved (and any photo
-that no longer matches its hash); ``export --csv|--json`` writes every row to stdout or
-``--out FILE``.
+``verify`` exits 1 and names every row that was edited, deleted or moved, every file that no
+longer matches its hash, a head file that does not match the log's end, and any page SQLite
+finds damaged; it opens the log read-only and never changes it. ``export --csv|--json`` writes
+every row to stdout or ``--out FILE``, with control characters in stored fields escaped (JSON
+escapes, which read back to the same text; in CSV as error messages show them), so no field
+acts on the terminal.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..server.rolllog import RollLog
+    from ..server.rolllog import LogReader, VerifyReport
 
-__all__ = ["open_roll_log", "register", "run_export", "run_verify"]
+__all__ = ["format_report", "open_roll_log", "register", "run_export", "run_verify"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -23,8 +26,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "log", help="verify or export the roll log", description=__doc__.split("\n\n")[1]
     )
     sub = p.add_subparsers(dest="log_command", metavar="ACTION", required=True)
-    v = sub.add_parser("verify", help="check the hash chain; names any edited, deleted or moved row")
+    v = sub.add_parser(
+        "verify",
+        help="check the hash chain, head file, files and pages; names each problem's row (read-only)",
+    )
     v.add_argument("--data", type=Path, default=None, help="data directory (DICETOWER_DATA_DIR)")
+    v.add_argument(
+        "--quick",
+        action="store_true",
+        help="the server's start-up check: the chain's last 10000 rows, the last 200 rolls' files hashed",
+    )
     v.set_defaults(func=run_verify)
     e = sub.add_parser("export", help="write every roll as CSV or JSON lines")
     e.add_argument("--data", type=Path, default=None, help="data directory (DICETOWER_DATA_DIR)")
@@ -37,35 +48,57 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.set_defaults(func=run_export, format="json")
 
 
-def open_roll_log(data: Path | None) -> RollLog:
-    """The roll log in ``data`` (default: the data directory); an error if there is none yet."""
-    from ..server.rolllog import RollLog, default_data_dir
+def open_roll_log(data: Path | None) -> LogReader:
+    """The roll log in ``data`` (default: the data directory), read-only; an error if there is none."""
+    from ..server.rolllog import LogReader, default_data_dir
 
-    path = data or default_data_dir()
-    if not (path / "rolls.sqlite3").is_file():
-        raise FileNotFoundError(f"no roll log in {path} (rolls.sqlite3 is missing)")
-    return RollLog(path, photo_cap_bytes=None)
+    return LogReader(data or default_data_dir())
+
+
+def format_report(report: VerifyReport) -> str:
+    """The summary line ``log verify`` prints on stdout."""
+    status = "ok" if report.ok else f"{len(report.problems) + len(report.accepted)} problem(s)"
+    files = f"{report.files_checked} files checked"
+    for count, what in (
+        (report.files_unchecked, "present (not hashed)"),
+        (report.files_pruned, "pruned"),
+        (report.files_unhashed, "without a hash"),
+        (report.files_unrecorded, "unrecorded"),
+    ):
+        if count or what == "pruned":
+            files += f", {count} {what}"
+    rows = f"{report.rows} rows" + (f" from row {report.from_row}" if report.from_row else "")
+    return (
+        f"{status}: {rows}, {report.records} records, head row {report.head_id or '-'} "
+        f"hash {report.head_hash}; {files}; {report.integrity} in {report.seconds:.1f} s"
+    )
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    with open_roll_log(args.data) as log:
-        report = log.verify()
+    from ..server.rolllog import default_data_dir, verify_log
+    from ..server.rolllog.startup import START_HASH_RECENT, START_INTEGRITY, START_TAIL_ROWS
+
+    quick = {"integrity": START_INTEGRITY, "hash_recent": START_HASH_RECENT, "tail_rows": START_TAIL_ROWS}
+    report = verify_log(args.data or default_data_dir(), **(quick if args.quick else {}))
     for problem in report.problems:
         print(f"dicetower: log: {problem}", file=sys.stderr)
-    status = "ok" if report.ok else f"{len(report.problems)} problem(s)"
-    print(
-        f"{status}: {report.rows} rows, head row {report.head_id or '-'} hash {report.head_hash}; "
-        f"{report.photos_checked} photos checked, {report.photos_pruned} pruned"
-    )
+    for problem in report.accepted:
+        print(f"dicetower: log: {problem} (the server was told to start with this)", file=sys.stderr)
+    print(format_report(report))
+    for remark in report.remarks:
+        print(f"  note: {remark}")
     return 0 if report.ok else 1
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from .output import EscapedWriter
+
+    as_json = args.format == "json"
     with open_roll_log(args.data) as log:
         if args.out is None:
-            n = log.export(sys.stdout, args.format)
+            n = log.export(EscapedWriter(sys.stdout, json_escapes=as_json), args.format)
         else:
             with open(args.out, "w", newline="", encoding="utf-8") as fh:
-                n = log.export(fh, args.format)
+                n = log.export(EscapedWriter(fh, json_escapes=as_json), args.format)
     print(f"exported {n} rolls", file=sys.stderr)
     return 0

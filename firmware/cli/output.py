@@ -5,17 +5,26 @@ them (``PYTHONIOENCODING=ascii``, a latin-1 locale, a serial console) Python rai
 ``UnicodeEncodeError`` *after* the dice were rolled, and the roll is lost. :func:`safe_streams`
 makes stdout and stderr write such characters as ASCII look-alikes (``->``, ``~``, ``-``,
 ``^2``) and anything else as ``?``, so every line still comes out.
+
+Text that came from a user or from storage (a path, a host, a roll log's fields) can hold
+characters a terminal acts on: ESC and the 8-bit CSI (U+009B) start escape sequences, BEL rings,
+bidi overrides reorder what follows. :class:`EscapedWriter` writes a stream of lines with those
+shown escaped, as :func:`~dicetower.rules.errors.printable` shows them in error messages.
 """
 
 from __future__ import annotations
 
 import codecs
+import io
+import json
 import sys
 import unicodedata
 from contextlib import suppress
 from typing import TextIO
 
-__all__ = ["ERRORS", "TRANSLITERATIONS", "safe_streams", "transliterate"]
+from ...rules.errors import printable
+
+__all__ = ["ERRORS", "TRANSLITERATIONS", "EscapedWriter", "escape_controls", "safe_streams", "transliterate"]
 
 #: The codec error handler :func:`safe_streams` installs.
 ERRORS = "dicetower-ascii"
@@ -96,3 +105,47 @@ def safe_streams(*streams: TextIO) -> None:
             continue
         with suppress(ValueError, OSError, TypeError, AttributeError):
             reconfigure(errors=ERRORS)
+
+
+#: What lines are made of: kept as they are by :func:`escape_controls`.
+_LAYOUT = str.maketrans("", "", "\n\r\t")
+
+
+def escape_controls(text: str, *, json_escapes: bool = False) -> str:
+    """``text`` with every control or format character but newline, return and tab escaped.
+
+    ``json_escapes`` writes them as JSON does (``\\u009b``), so a JSON line stays JSON and reads
+    back to the same string; otherwise as :func:`~dicetower.rules.errors.printable` does (``\\x9b``).
+    """
+    if text.translate(_LAYOUT).isprintable():  # the common case, at C speed
+        return text
+    out = []
+    for ch in text:
+        shown = ch if ch in "\n\r\t" or ch.isprintable() else printable(ch)
+        if shown != ch and json_escapes:
+            shown = json.dumps(ch)[1:-1]
+        out.append(shown)
+    return "".join(out)
+
+
+class EscapedWriter(io.TextIOBase):
+    """A text stream that writes to ``stream`` through :func:`escape_controls`.
+
+    For writers that take a stream (``csv.writer``, an export): what they write reaches the
+    terminal or the file with no character a terminal would act on.
+    """
+
+    def __init__(self, stream: TextIO, *, json_escapes: bool = False) -> None:
+        super().__init__()
+        self._stream = stream
+        self._json = json_escapes
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._stream.write(escape_controls(text, json_escapes=self._json))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()

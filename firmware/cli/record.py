@@ -40,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import cv2
 
+    from ...rules.errors import printable
     from ...vision.manifest import write_manifest_line
     from ..errors import ThrowFailedError
     from ..records import write_atomic
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
                     record = tower.throw(reason=f"record {n}")
                 except ThrowFailedError as exc:
                     failed += 1
-                    print(f"throw {n}: failed ({exc.reason}): {exc}", file=sys.stderr)
+                    print(f"throw {n}: failed ({exc.reason}): {printable(str(exc))}", file=sys.stderr)
                     if hasattr(tower.camera, "return_dice"):
                         tower.camera.return_dice()
                     continue
@@ -73,5 +74,5 @@ def run(args: argparse.Namespace) -> int:
                 manifest.flush()
                 written += 1
     truth = "with the camera's truth" if tower.camera.truth is not None else "unlabelled (dice: [])"
-    print(f"{out}: {written} photos {truth}; {failed} throws failed")
+    print(f"{printable(str(out))}: {written} photos {truth}; {failed} throws failed")
     return 0 if written else 1

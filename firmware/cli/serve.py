@@ -27,6 +27,7 @@ examples:
   dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
   dicetower serve --host 0.0.0.0                   reachable from the LAN: rolling needs the printed token
   dicetower serve --teach ./teach                  also name a teach folder's groups on /teach (docs/teach.md)
+  dicetower serve --accept-broken-log              serve a log that does not verify (see dicetower log verify)
   curl -X POST localhost:8080/api/rolls -H 'content-type: application/json' -d '{"notation":"4d6kh3"}'
 
 OBS: add a Browser source with URL http://127.0.0.1:8080/overlay?theme=dark&scale=1 (docs/server.md)
@@ -68,6 +69,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--photo-cap-mb", type=float, default=512, help="photo folder cap; oldest pruned (default 512)"
     )
     p.add_argument(
+        "--accept-broken-log",
+        action="store_true",
+        help="start even if the roll log does not verify (its problems are recorded in the log)",
+    )
+    p.add_argument(
         "--teach",
         type=Path,
         default=None,
@@ -88,8 +94,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _announce(token: str, data_dir: Path) -> None:
+    from ...rules.errors import printable
+
     print(
-        f"dicetower: created the API token (stored 0600 in {data_dir / 'api-token'}; shown only now):\n"
+        f"dicetower: created the API token (stored 0600 in {printable(str(data_dir / 'api-token'))};"
+        " shown only now):\n"
         f"  {token}\n  send it as: Authorization: Bearer <token>",
         file=sys.stderr,
         flush=True,
@@ -97,11 +106,12 @@ def _announce(token: str, data_dir: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ...rules.errors import printable
     from ..server import listen
     from ..server.app import ServerConfig, create_app
     from ..server.clients import TrustedProxies
     from ..server.rolling import DiceSupply, RandomSupply
-    from ..server.rolllog import default_data_dir
+    from ..server.rolllog import check_log, default_data_dir
     from ..server.tower_supply import TowerSupply
     from .tower import tower_config
 
@@ -135,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
             return TowerSupply.open(cfg)
 
         what = f"the {args.tower} tower ({cfg.camera.backend} camera, {cfg.dice.describe()})"
+    check = check_log(data_dir, accept_broken=args.accept_broken_log)  # refused here, before anything opens
+    for problem in check.problems:
+        print(f"dicetower: warning: starting on a broken roll log: {problem}", file=sys.stderr)
     config = ServerConfig(
         data_dir=data_dir,
         host=host,
@@ -148,10 +161,13 @@ def run(args: argparse.Namespace) -> int:
         announce_token=_announce,
         teach_dir=teach_dir,
         trusted_proxies=tuple(str(n) for n in trusted.networks),
+        accept_broken_log=args.accept_broken_log,
+        log_check=check,
     )
     print(
-        f"dicetower: serving on http://{host}:{port} (overlay /overlay, fairness /fairness, "
-        f"API /openapi.json{', naming /teach' if teach_dir else ''}); {what}; roll log in {data_dir}",
+        f"dicetower: serving on http://{printable(host)}:{port} (overlay /overlay, fairness /fairness, "
+        f"API /openapi.json{', naming /teach' if teach_dir else ''}); {printable(what)};"
+        f" roll log in {printable(str(data_dir))}",
         file=sys.stderr,
         flush=True,
     )

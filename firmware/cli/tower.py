@@ -159,7 +159,12 @@ def save_throws(records: Sequence[ThrowRecord], folder: str | Path | None) -> li
 
 
 def describe_throws(records: Sequence[ThrowRecord]) -> str:
-    """Per throw: what was read, retries, which die gave which face, and where the photo is."""
+    """Per throw: what was read, retries, which die gave which face, and where the photo is.
+
+    Paths (``--save DIR``) and messages are shown with control characters escaped.
+    """
+    from ...rules.errors import printable
+
     lines = []
     for n, r in enumerate(records, 1):
         read = (
@@ -171,12 +176,13 @@ def describe_throws(records: Sequence[ThrowRecord]) -> str:
             head += f" (round {r.round} of {r.rounds})"
         lines.append(f"{head}: {r.reason}: read {read}; retries: {retries}")
         if r.failure is not None:
-            lines.append(f"  failed ({r.failure.value}): {r.message}")
+            lines.append(f"  failed ({r.failure.value}): {printable(r.message)}")
         for a in r.answers:
             lines.append(f"  {a.describe()}")
         if r.saved is not None:
             photo = r.saved.with_suffix(".jpg")
-            lines.append(f"  photo: {photo if photo.exists() else '(none)'}  record: {r.saved}")
+            shown = printable(str(photo)) if photo.exists() else "(none)"
+            lines.append(f"  photo: {shown}  record: {printable(str(r.saved))}")
     return "\n".join(lines)
 
 
@@ -208,13 +214,14 @@ def _report(kind: str, doc: dict[str, Any], text: str, source: Any, as_json: boo
 
 
 def _tower_failed(exc: Exception, source: Any) -> int:
-    print(f"dicetower: error: {exc}", file=sys.stderr)
+    from ...rules.errors import printable
+
+    print(f"dicetower: error: {printable(str(exc))}", file=sys.stderr)
     record = getattr(exc, "record", None)
     if record is not None and record.saved is not None:
         photo = record.saved.with_suffix(".jpg")
-        print(
-            f"  last photo: {photo if photo.exists() else '(none)'}  record: {record.saved}", file=sys.stderr
-        )
+        shown = printable(str(photo)) if photo.exists() else "(none)"
+        print(f"  last photo: {shown}  record: {printable(str(record.saved))}", file=sys.stderr)
     return 1
 
 
@@ -293,7 +300,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a = action("watch", "roll once and show the tower's state on one live terminal line", _watch)
     a.add_argument("expression", nargs="?", help="what to roll (default: the config's [roll] default)")
     a = sub.add_parser("config", help="validate a config file, or print the config in force")
-    a.add_argument("--check", metavar="FILE", help="validate FILE and say what is wrong, if anything")
+    a.add_argument(
+        "--check", metavar="FILE", help="validate FILE and say everything that is wrong, if anything"
+    )
     a.add_argument("--config", metavar="PATH", help="print this file's config (validated)")
     a.set_defaults(func=_config)
 
@@ -318,6 +327,7 @@ def _tap(args: argparse.Namespace) -> int:
 def _capture(args: argparse.Namespace) -> int:
     import cv2
 
+    from ...rules.errors import printable
     from ..records import write_atomic
 
     with opened_tower(args, calibrate=None if not args.no_read else False) as tower:
@@ -328,7 +338,7 @@ def _capture(args: argparse.Namespace) -> int:
             if not ok:
                 raise ValueError(f"--out {out}: cannot write images of type {out.suffix!r}; use .jpg or .png")
             write_atomic(out, data.tobytes())
-            print(f"photo: {out} ({frame.shape[1]}x{frame.shape[0]})")
+            print(f"photo: {printable(str(out))} ({frame.shape[1]}x{frame.shape[0]})")
         if not args.no_read:
             if tower.calibration is None:
                 print("not read: the camera is not calibrated (dicetower tower calibrate)", file=sys.stderr)
@@ -350,6 +360,8 @@ def _parse_tray(text: str | None) -> list[list[float]] | None:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
+    from ...rules.errors import printable
+
     tray = _parse_tray(args.tray)
     with opened_tower(args, calibrate=False) as tower:
         if not tower.camera.can_show_empty_tray and not args.yes:
@@ -358,7 +370,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         save = not tower.camera.can_show_empty_tray
         cal = tower.calibrate(save=save, tray=tray)
     where = (
-        f"saved in {tower.config.calibration_dir / cal.backend}"
+        f"saved in {printable(str(tower.config.calibration_dir / cal.backend))}"
         if save
         else "kept in memory (simulated camera)"
     )
@@ -413,7 +425,7 @@ def _roll_expression(tower: Tower, expr: str, save: str | None) -> tuple[str, li
 def _run(args: argparse.Namespace) -> int:
     from collections import deque
 
-    from ...rules.errors import DiceError
+    from ...rules.errors import DiceError, printable
     from ..notify import Notifier
 
     if args.presses is not None and args.presses < 0:
@@ -446,7 +458,7 @@ def _run(args: argparse.Namespace) -> int:
                     print(text, flush=True)
                     print(describe_throws(records), flush=True)
                 except DiceError as exc:  # a failed throw: show it, light "attention", keep serving
-                    print(f"dicetower: error: {exc}", file=sys.stderr, flush=True)
+                    print(f"dicetower: error: {printable(str(exc))}", file=sys.stderr, flush=True)
                 rolls += 1
                 if args.autopress:
                     tower.panel.button.pin.drive_high()
@@ -462,7 +474,7 @@ def _press(tower: Tower) -> None:
 
 
 def _watch(args: argparse.Namespace) -> int:
-    from ...rules.errors import DiceError
+    from ...rules.errors import DiceError, printable
 
     interactive = sys.stdout.isatty()
     with opened_tower(args) as tower:
@@ -483,7 +495,7 @@ def _watch(args: argparse.Namespace) -> int:
         except DiceError as exc:
             if interactive:
                 print()
-            print(f"dicetower: error: {exc}", file=sys.stderr)
+            print(f"dicetower: error: {printable(str(exc))}", file=sys.stderr)
             return 1
     if interactive:
         print()
@@ -493,10 +505,16 @@ def _watch(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> int:
-    from ..config import DEFAULT_CONFIG, DEFAULT_PATH, load_config
+    from ...rules.errors import printable
+    from ..config import DEFAULT_CONFIG, DEFAULT_PATH, ConfigError, load_config
 
     if args.check:
-        cfg = load_config(args.check)
+        try:
+            cfg = load_config(args.check)
+        except ConfigError as exc:  # every problem, each on its own line
+            for problem in exc.problems:
+                print(f"dicetower: error: {printable(problem)}", file=sys.stderr)
+            return 1
         what = f"{cfg.camera.backend} camera, {cfg.pins.factory} pins, dice: {cfg.dice.describe()}"
         if cfg.reader.taught:
             what += f", taught: {cfg.reader.taught}"

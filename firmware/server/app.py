@@ -1,8 +1,9 @@
 """The Starlette application: routes, the lifespan that opens the log and the dice supply, error mapping.
 
 ``create_app(config)`` builds ``Starlette(routes=[...], lifespan=...)``. The lifespan opens
-the roll log (recovering rolls left in flight by a crash), the dice supply, the event bus and
-the teach folder (when one is given), starts the one roll worker, and yields them as request
+the roll log (checked first: a log that does not verify is refused unless ``accept_broken_log``;
+then rolls left in flight by a crash are failed and stray photos set aside), the dice supply,
+the event bus and the teach folder (when one is given), starts the one roll worker, and yields them as request
 state: nothing lives in module globals. Errors are mapped once (``errors.py``): every 4xx and 5xx
 is ``{"error": {"status", "field", "message"}}``.
 """
@@ -34,7 +35,7 @@ from .guards import ApiError, json_body, require_token
 from .openapi import openapi_schema
 from .planning import plan_roll
 from .rolling import DiceSupply, RandomSupply, parse_roll_request
-from .rolllog import RollLog
+from .rolllog import LogReader, StartCheck, check_log, open_served_log
 from .rollqueue import RollQueue
 from .security import (
     BodyLimitMiddleware,
@@ -78,6 +79,10 @@ class ServerConfig:
     #: the snapshot a /ws client gets on connect, in bytes of JSON at most (oldest rolls left out)
     snapshot_bytes: int = 256 * 1024
     photo_cap_bytes: int | None = 512 * 2**20
+    #: start on a roll log that does not verify (its problems are recorded in it); else refuse
+    accept_broken_log: bool = False
+    #: the check ``dicetower serve`` ran before starting; None: the lifespan runs it
+    log_check: StartCheck | None = None
     fairness_bias: float = 0.1
     #: opens the dice supply in the lifespan (from a worker thread); the RNG by default
     supply_factory: Callable[[], DiceSupply] = field(default=RandomSupply)
@@ -202,7 +207,7 @@ async def get_crop(request: Request) -> Response:
     return await _photo(request, "crop", "slot")
 
 
-def _fairness(log: RollLog, bias: float) -> list[Any]:
+def _fairness(log: LogReader, bias: float) -> list[Any]:
     return fairness_from_rows(log.iter_rows(), bias)
 
 
@@ -268,9 +273,13 @@ def create_app(config: ServerConfig) -> Starlette:
         data_dir = Path(config.data_dir)
         data_dir.mkdir(parents=True, exist_ok=True)
         teach = None if config.teach_dir is None else await run_in_threadpool(TeachSession, config.teach_dir)
-        log = await run_in_threadpool(RollLog, data_dir, photo_cap_bytes=config.photo_cap_bytes)
+        check = config.log_check or await run_in_threadpool(
+            check_log, data_dir, accept_broken=config.accept_broken_log
+        )
+        log = await run_in_threadpool(
+            open_served_log, data_dir, check, photo_cap_bytes=config.photo_cap_bytes
+        )
         try:
-            await run_in_threadpool(log.recover)
             token = None
             if config.token_required:
                 token, created = load_or_create_token(data_dir)

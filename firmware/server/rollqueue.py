@@ -43,6 +43,8 @@ class RollQueue:
         self._waiting: list[tuple[int, RollRequest]] = []
         self._accepted: dict[int, float] = {}
         self._wake = asyncio.Event()
+        #: ids are handed out and queued in one step: rolls commit in id order, the chain's order
+        self._accepting = asyncio.Lock()
         self.current: int | None = None
         self.rolled = 0
         self.failed = 0
@@ -88,12 +90,13 @@ class RollQueue:
         """Queue a validated request; returns its id and place."""
         if self._stopping:
             raise QueueFullError("the server is stopping; try again when it is back")
-        if len(self._waiting) >= self.max_waiting:
-            raise QueueFullError(f"{len(self._waiting)} rolls are waiting; try again shortly")
-        roll_id = await run_in_threadpool(
-            self.log.accept, request.to_json(), roller=request.roller, client=client
-        )
-        self._waiting.append((roll_id, request))
+        async with self._accepting:  # the bound is checked inside: concurrent submits cannot pass it together
+            if len(self._waiting) >= self.max_waiting:
+                raise QueueFullError(f"{len(self._waiting)} rolls are waiting; try again shortly")
+            roll_id = await run_in_threadpool(
+                self.log.accept, request.to_json(), roller=request.roller, client=client
+            )
+            self._waiting.append((roll_id, request))
         self._accepted[roll_id] = time.time()
         place = self.place(roll_id) or len(self._waiting)
         self.bus.publish(

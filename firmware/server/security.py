@@ -19,7 +19,10 @@ from pathlib import Path
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ...vision.files import read_bounded
+
 __all__ = [
+    "MAX_TOKEN_BYTES",
     "BodyLimitMiddleware",
     "BodyTooLargeError",
     "RateLimiter",
@@ -30,6 +33,8 @@ __all__ = [
 ]
 
 TOKEN_FILE = "api-token"
+#: The token file is read up to this long (a token is 43 characters).
+MAX_TOKEN_BYTES = 4096
 
 #: the Content-Security-Policy every page gets: nothing but this server's own files
 CSP = (
@@ -62,7 +67,7 @@ def load_or_create_token(data_dir: Path) -> tuple[str, bool]:
     """The API token and whether it was just created (mode 0600, never rewritten)."""
     path = Path(data_dir) / TOKEN_FILE
     try:
-        token = path.read_text().strip()
+        token = read_bounded(path, MAX_TOKEN_BYTES).decode("utf-8", errors="replace").strip()
         if token:
             return token, False
     except FileNotFoundError:

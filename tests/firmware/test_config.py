@@ -190,3 +190,107 @@ def test_checking_camera_names_imports_no_backend() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- what use needs is checked too, and every problem is reported
+
+
+@pytest.mark.parametrize(
+    ("doc", "names"),
+    [
+        ({"camera": {"tray_colour": "#1_2_34"}}, ["[camera] tray_colour = '#1_2_34'", "#RRGGBB"]),
+        ({"camera": {"tray_colour": "# 12345"}}, ["[camera] tray_colour"]),
+        (
+            {"roll": {"default": "4d6kh3+"}},
+            ["[roll] default = '4d6kh3+'", "expected a number, dice or '('", "at position 8"],
+        ),
+        ({"roll": {"default": "1d20"}}, ["[roll] default = '1d20'", "needs a d20", "holds 5 d6"]),
+        (
+            {"shaker": {"max_duty": 0.01, "duty_window_ms": 1000}},
+            ["[shaker] max_on_ms = 150", "does not fit in the duty budget", "= 10 ms"],
+        ),
+        (
+            {"shaker": {"shake_count": 50, "max_duty": 0.1, "duty_window_ms": 20000}},
+            ["[shaker] shake_count = 50", "50 x 80 ms", "every shake would be cut short"],
+        ),
+        (
+            {"shaker": {"max_on_ms": 5, "tap_on_ms": 2, "shake_on_ms": 4}},
+            ["[shaker] max_on_ms = 5", "at least 15"],
+        ),
+    ],
+)
+def test_what_use_needs_is_checked_with_the_key(doc: dict, names: list[str]) -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(doc, "t.toml")
+    message = str(exc.value)
+    assert message.startswith("t.toml: ")
+    for name in names:
+        assert name in message, message
+
+
+def test_a_checked_config_builds_its_shaker_and_tray_colour() -> None:
+    """What --check lets through is what use takes: the pattern's limits and the colour's BGR."""
+    from dicetower.firmware.pattern import ShakePattern
+
+    shaker = {"max_on_ms": 15, "shake_on_ms": 15, "tap_on_ms": 10}
+    cfg = parse_config({"camera": {"tray_colour": "#A0b1C2"}, "shaker": shaker}, "t.toml")
+    assert tray_bgr(cfg.camera.tray_colour) == (0xC2, 0xB1, 0xA0)
+    assert ShakePattern.from_config(cfg.shaker).limits.max_on_s == 0.015
+
+
+MANY_PROBLEMS = """
+[pins]
+button = 17
+led_idle = 17
+
+[shaker]
+max_duty = 0.9
+
+[camera]
+tray_colour = "#1_2_34"
+
+[dice]
+wild = "crimson d6"
+plain = "4 white d7"
+
+[roll]
+default = "4d6kh3+"
+"""
+
+
+def test_check_reports_every_problem_and_use_fails_on_the_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "many.toml"
+    path.write_text(MANY_PROBLEMS)
+    assert main(["tower", "config", "--check", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert all(line.startswith(f"dicetower: error: {path}: [") for line in err), err
+    for where in (
+        "[pins] button = 17: button and solenoid are both GPIO17",
+        "[pins] led_idle = 17: led_idle and solenoid are both GPIO17",
+        "[shaker] max_duty = 0.9",
+        "[camera] tray_colour = '#1_2_34'",
+        "[dice] wild = 'crimson d6'",
+        "[dice] plain = '4 white d7'",
+    ):
+        assert sum(where in line for line in err) == 1, (where, err)
+    assert len(err) == 6  # the roll default is not tried on a tray that did not parse
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    assert str(exc.value) == err[0].removeprefix("dicetower: error: ")
+    assert len(exc.value.problems) == 6
+
+
+def test_check_names_a_bad_roll_default_with_its_position(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "roll.toml"
+    path.write_text('[roll]\ndefault = "4d6kh3+"\n\n[camera]\ntray_colour = "#12345z"\n')
+    assert main(["tower", "config", "--check", str(path)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2
+    assert err[1] == (
+        f"dicetower: error: {path}: [roll] default = '4d6kh3+': expression ends too soon:"
+        " expected a number, dice or '(' at position 8"
+    )

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import itertools
 import json
+import multiprocessing
+import os
 import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from typing import Any
 
 import pytest
-from dicetower.firmware.errors import ShakerClosedError
-from dicetower.firmware.pattern import ShakePattern
+from dicetower.firmware.clock import VirtualClock, VirtualClockFactory
+from dicetower.firmware.errors import ShakerClosedError, ShakerTimingError
+from dicetower.firmware.pattern import MAX_REST_S, ShakePattern
 from dicetower.firmware.shaker import WATCHDOG_GRACE_S, Shaker, ShakerLimits
 
 LIMITS = ShakerLimits(max_on_s=0.15, min_off_s=0.04, window_s=10.0, max_duty=0.25)
@@ -115,10 +119,12 @@ def test_pin_is_low_after_an_exception(mock_factory: Any) -> None:
     assert not mock_factory.pin(17).state
 
 
-@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "lots", None])
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "lots", None, True])
 def test_nonsense_on_times_never_reach_the_pin(mock_factory: Any, bad: Any) -> None:
     with Shaker(17, pin_factory=mock_factory) as shaker:
-        assert shaker.pulse(bad).refused
+        for call in (shaker.pulse, shaker.tap, lambda v: shaker.shake(2, v, 0.05)):
+            with pytest.raises(ShakerTimingError, match="on_s"):
+                call(bad)
     assert len(mock_factory.pin(17).states) == 1
 
 
@@ -129,7 +135,12 @@ def test_random_commands_never_pass_a_limit(virtual: tuple[Any, Any]) -> None:
     with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
         for _ in range(2000):
             if rng.random() < 0.5:
-                shaker.tap(rng.uniform(-0.05, 0.4))
+                on = rng.uniform(-0.05, 0.4)
+                if on > 0:
+                    shaker.tap(on)
+                else:
+                    with pytest.raises(ShakerTimingError):
+                        shaker.tap(on)
             else:
                 shaker.shake(rng.randint(0, 8), rng.uniform(0, 0.5), rng.uniform(0, 0.2))
             if rng.random() < 0.2:
@@ -261,3 +272,168 @@ def test_a_closed_shaker_refuses_its_pattern_and_stays_low(mock_factory: Any) ->
     with pytest.raises(ShakerClosedError):
         shaker.paced_tap()
     assert not mock_factory.pin(17).state
+
+
+# -- every way out of a pulse leaves the pin low; times that are not times are refused
+
+
+class FailingClock(VirtualClock):
+    """A virtual clock whose wait raises once a pulse is on (a clock that breaks mid-pulse)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pin: Any = None
+
+    def wait(self, event: Any, seconds: float) -> bool:
+        if self.pin is not None and self.pin.state:
+            raise RuntimeError("the clock broke")
+        return super().wait(event, seconds)
+
+
+def test_a_clock_that_raises_mid_pulse_leaves_the_pin_low_at_once() -> None:
+    clock = FailingClock()
+    factory = VirtualClockFactory(clock)
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        clock.pin = factory.pin(17)
+        with pytest.raises(RuntimeError, match="the clock broke"):
+            shaker.pulse(0.1)
+        assert not factory.pin(17).state  # now, not when the watchdog looks 200 ms later
+        assert [s.state for s in factory.pin(17).states] == [False, True, False]
+
+
+def _raise_system_exit(signum: int, frame: Any) -> None:
+    raise SystemExit(143)
+
+
+@pytest.mark.parametrize(
+    ("sig", "handler", "raised"),
+    [
+        (signal.SIGINT, signal.default_int_handler, KeyboardInterrupt),
+        (signal.SIGUSR1, _raise_system_exit, SystemExit),
+    ],
+)
+def test_an_exception_from_a_signal_mid_pulse_leaves_the_pin_low_at_once(
+    mock_factory: Any, sig: int, handler: Any, raised: type[BaseException]
+) -> None:
+    """No handler that turns the pin off first: the exception alone must not leave it high."""
+    limits = ShakerLimits(max_on_s=1.0, min_off_s=0.04, window_s=10.0, max_duty=0.5)
+    old = signal.signal(sig, handler)
+    main = threading.main_thread().ident
+    assert main is not None and threading.current_thread() is threading.main_thread()
+    timer = threading.Timer(0.1, signal.pthread_kill, (main, sig))
+    try:
+        with Shaker(17, pin_factory=mock_factory, limits=limits) as shaker:
+            timer.start()
+            with pytest.raises(raised):
+                shaker.pulse(1.0)
+            pin = mock_factory.pin(17)
+            assert not pin.state  # the watchdog would drop it only at 1.05 s
+            assert on_times(pin) and on_times(pin)[0] < 0.5
+    finally:
+        timer.cancel()
+        signal.signal(sig, old)
+
+
+def test_an_infinite_rest_is_refused_and_the_budget_still_holds(virtual: tuple[Any, Any]) -> None:
+    clock, factory = virtual
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        for off in (float("inf"), float("nan"), -0.1, MAX_REST_S + 1, "1"):
+            with pytest.raises(ShakerTimingError, match="off_s"):
+                shaker.shake(3, 0.1, off)
+        with pytest.raises(ShakerTimingError):
+            shaker.wait_for_budget(float("inf"))
+        assert clock.ticks() == 0.0 and len(factory.pin(17).states) == 1  # nothing moved
+        given = [shaker.pulse(0.15) for _ in range(30)]
+    assert any(p.refused for p in given)
+    check_pin_within_limits(factory.pin(17), LIMITS)
+    with pytest.raises(ValueError):
+        clock.advance(float("inf"))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"window_s": float("inf")},
+        {"min_off_s": float("inf")},
+        {"max_on_s": float("nan")},
+        {"max_duty": float("nan")},
+        {"min_off_s": -1.0},
+    ],
+)
+def test_limits_that_are_not_finite_are_refused(bad: dict[str, float]) -> None:
+    with pytest.raises(ShakerTimingError):
+        ShakerLimits(**bad)
+
+
+class LateClock(VirtualClock):
+    """A virtual clock whose every wait returns ``late`` seconds after its time (a loaded CPU)."""
+
+    margin_s = 0.005
+
+    def __init__(self, late: float) -> None:
+        super().__init__()
+        self.late = late
+
+    def wait(self, event: Any, seconds: float) -> bool:
+        if event.is_set():
+            return True
+        self.advance(seconds + self.late)
+        return event.is_set()
+
+
+@pytest.mark.parametrize("late", [0.001, 0.004, 0.012, 0.03])
+def test_a_late_clock_never_takes_a_pulse_past_max_on(late: float) -> None:
+    clock = LateClock(late)
+    factory = VirtualClockFactory(clock)
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        pulses = [shaker.pulse(1.0) for _ in range(5)] + shaker.shake(4, 0.08, 0.12)
+    on = on_times(factory.pin(17))
+    assert len(on) == 9 and max(on) <= LIMITS.max_on_s
+    assert all(p.given_s == pytest.approx(0.08) for p in pulses[5:])  # pulses short of the margin stay whole
+    assert min(on[:5]) >= LIMITS.max_on_s - 2 * late - 0.005 - 1e-9  # shortened by the margin, no more
+
+
+def test_a_clock_too_late_for_max_on_refuses_pulses() -> None:
+    clock = LateClock(0.08)
+    factory = VirtualClockFactory(clock)
+    with Shaker(17, pin_factory=factory, limits=LIMITS, clock=clock) as shaker:
+        p = shaker.pulse(0.1)
+    assert p.refused and "late" in p.note
+    assert len(factory.pin(17).states) == 1
+
+
+def _busy(stop: Any) -> None:
+    while not stop.is_set():
+        sum(range(1000))
+
+
+def _busy_process(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    os.getloadavg()[0] > (os.cpu_count() or 1),
+    reason="the machine is busy with other work: real-time lateness here would not be the shaker's",
+)
+def test_on_the_real_clock_under_load_no_pulse_passes_max_on(mock_factory: Any) -> None:
+    """24 pulses asked past max_on on the real clock, with a busy thread (the GIL) and a busy process
+    (the CPU): every on-time the pin shows stays within max_on."""
+    limits = ShakerLimits(max_on_s=0.06, min_off_s=0.02, window_s=10.0, max_duty=0.5)
+    stop = threading.Event()
+    thread = threading.Thread(target=_busy, args=(stop,), daemon=True)
+    process = multiprocessing.get_context("spawn").Process(target=_busy_process, args=(20.0,))
+    thread.start()
+    process.start()
+    try:
+        with Shaker(17, pin_factory=mock_factory, limits=limits) as shaker:
+            pulses = [shaker.pulse(1.0) for _ in range(24)]
+    finally:
+        stop.set()
+        process.terminate()
+        process.join()
+    on = on_times(mock_factory.pin(17))
+    assert len(on) == sum(not p.refused for p in pulses) >= 8
+    assert max(on) <= limits.max_on_s, [round(t * 1000, 1) for t in on]

@@ -17,9 +17,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from dicetower.vision.image_format import read_header
+from dicetower.vision.image_format import DECODE_COPIES, read_header
 from dicetower.vision.imageio import (
     MAX_DECODED_BYTES,
+    MAX_FILE_BYTES,
     MAX_PIXELS,
     MAX_SIDE,
     DamagedImageError,
@@ -126,6 +127,14 @@ def _gif_bomb(w: int, h: int) -> bytes:
     return screen + image + b"\x3b"
 
 
+def _gif_screen_bomb(w: int, h: int) -> bytes:
+    """A GIF whose logical screen is ``w`` x ``h`` and whose one image is 16x16: the decoder's
+    canvases are the screen's size (a 10000x10000 screen cost 715 MB before it was refused)."""
+    screen = b"GIF89a" + struct.pack("<HHBBB", w, h, 0, 0, 0)
+    image = b"\x2c" + struct.pack("<HHHHB", 0, 0, 16, 16, 0) + b"\x02\x02\x44\x01\x00"
+    return screen + image + b"\x3b"
+
+
 BOMBS = {
     "tiff-30000": (_tiff_bomb(30_000, 30_000), "image too large (30000x30000"),
     "webp-lossless-16383": (_webp_lossless_bomb(16_383, 16_383), "image too large (16383x16383"),
@@ -133,6 +142,12 @@ BOMBS = {
     "webp-extended-16383": (_webp_extended_bomb(16_383, 16_383), "image too large (16383x16383"),
     "png-50000": (_png_bomb(50_000, 50_000), "image too large (50000x50000"),
     "png-16bit-10000": (_png_bomb(10_000, 10_000, depth=16), "image too large to decode (10000x10000"),
+    # grey+alpha comes back from the decoder as four 16-bit channels (a 467 KB file peaked at 1.9 GB)
+    "png-16bit-grey-alpha-8000": (
+        _png_bomb(8000, 8000, depth=16, colour=4),
+        "image too large to decode (8000x8000, 4 channel(s) of 16 bits",
+    ),
+    "gif-screen-10000": (_gif_screen_bomb(10_000, 10_000), "image too large to decode (10000x10000"),
     "jpeg-30000": (_jpeg_bomb(30_000, 30_000), "image too large (30000x30000"),
     "jpeg-10000-no-tables": (_jpeg_bomb(10_000, 10_000), "cannot decode image (corrupt or unsupported JPEG)"),
     "bmp-30000": (_bmp_bomb(30_000, 30_000), "image too large (30000x30000"),
@@ -166,6 +181,8 @@ def test_headers_give_the_size_of_every_decoded_format() -> None:
     assert read_header(_gif_bomb(640, 480)).pixels == 640 * 480
     assert read_header(b"P2 # c\n # more\n 17 9 65535\n").sample_bytes == 2
     assert read_header(_png_bomb(10, 10, depth=16)).decoded_bytes == 10 * 10 * 4 * 2
+    assert read_header(_png_bomb(10, 10, depth=16, colour=4)).decoded_bytes == 10 * 10 * 4 * 2
+    assert read_header(_gif_screen_bomb(100, 100)).peak_bytes() >= 100 * 100 * 8
 
 
 def test_accepted_image_memory_stays_within_the_stated_bound(tmp_path: Path) -> None:
@@ -196,8 +213,10 @@ def test_accepted_image_memory_stays_within_the_stated_bound(tmp_path: Path) -> 
 
 
 def test_limits_are_consistent() -> None:
-    # 120 MP of 8-bit RGBA fits the decode buffer: the pixel limit, not the byte limit, binds 8-bit photos
-    assert MAX_PIXELS * 4 <= MAX_DECODED_BYTES
+    # 120 MP of 8-bit grey fits the decoder's peak (twice the image): the pixel limit binds grey photos
+    assert MAX_PIXELS * DECODE_COPIES <= MAX_DECODED_BYTES
+    # the largest file, the decoder's peak and a few frames stay under the documented 1 GiB
+    assert MAX_FILE_BYTES + MAX_DECODED_BYTES + 4 * MAX_SIDE**2 * 3 < 2**30 - 100 * 2**20
 
 
 # -- damaged photos -----------------------------------------------------------------------------

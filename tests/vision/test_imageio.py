@@ -53,7 +53,7 @@ def test_missing_file_names_it(tmp_path: Path) -> None:
 
 
 def test_directory_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ImageError, match="not a file"):
+    with pytest.raises(ImageError, match=r"not a regular file \(a directory\)"):
         load_image(tmp_path)
 
 

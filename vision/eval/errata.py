@@ -28,12 +28,23 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import VisionError
+from ..files import read_bounded
 from ..manifest import ManifestEntry
 
-__all__ = ["MAX_ERRATA", "ErrataError", "Erratum", "apply_errata", "errata_for", "read_errata"]
+__all__ = [
+    "MAX_ERRATA",
+    "MAX_ERRATA_BYTES",
+    "ErrataError",
+    "Erratum",
+    "apply_errata",
+    "errata_for",
+    "read_errata",
+]
 
 #: More corrections than this in one file is not an errata list; refuse it (bounds the read).
 MAX_ERRATA = 10_000
+#: An errata file is at most this long (10,000 lines of a few hundred bytes fit many times over).
+MAX_ERRATA_BYTES = 16 * 2**20
 
 
 class ErrataError(VisionError, ValueError):
@@ -80,17 +91,22 @@ def read_errata(path: str | Path) -> list[Erratum]:
     path = Path(path)
     out: list[Erratum] = []
     seen: set[tuple[str, int]] = set()
-    with path.open(encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if lineno > MAX_ERRATA:
-                raise ErrataError(f"{path}: more than {MAX_ERRATA} lines")
-            if not raw.strip():
-                continue
-            e = _parse(raw, lineno, path)
-            if (e.image, e.die) in seen:
-                raise ErrataError(f"{path}:{lineno}: a second correction of {e.image} die {e.die}")
-            seen.add((e.image, e.die))
-            out.append(e)
+    try:
+        text = read_bounded(path, MAX_ERRATA_BYTES).decode("utf-8")
+    except OSError as exc:
+        raise ErrataError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ErrataError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        if lineno > MAX_ERRATA:
+            raise ErrataError(f"{path}: more than {MAX_ERRATA} lines")
+        if not raw.strip():
+            continue
+        e = _parse(raw, lineno, path)
+        if (e.image, e.die) in seen:
+            raise ErrataError(f"{path}:{lineno}: a second correction of {e.image} die {e.die}")
+        seen.add((e.image, e.die))
+        out.append(e)
     return out
 
 

@@ -30,8 +30,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..dnn import load_onnx
+from ..dnn import MAX_CARD_BYTES, load_onnx
 from ..errors import VisionError
+from ..files import read_bounded
 from ..models import shipped_dir
 from ..reading import UnreadableReason
 from ..view import TOP_DOWN_TILT, View
@@ -325,7 +326,9 @@ class D6Reader:
                 f"{folder}: missing {_MODEL} or {_META} (train with vision/training/d6/train.py)"
             )
         try:
-            self.meta: dict[str, Any] = json.loads(meta.read_text(encoding="utf-8"))
+            self.meta: dict[str, Any] = json.loads(read_bounded(meta, MAX_CARD_BYTES).decode("utf-8"))
+        except OSError as exc:
+            raise ReaderModelError(f"{meta}: cannot read: {exc.strerror or exc}") from None
         except ValueError as exc:
             raise ReaderModelError(f"{meta}: bad metadata: {exc}") from None
         if int(self.meta.get("input", INPUT)) != INPUT:

@@ -64,7 +64,7 @@ MAX_WRONG = 0.01
 #: The pulls toward the general answer tried; the held-back crops choose one per die.
 STRENGTHS = (1e-3, 1e-2, 1e-1, 1.0)
 #: No threshold is set below this.
-MIN_THRESHOLD = 0.9
+MIN_THRESHOLD = 0.95
 #: Above the surest wrong held-back answer by this much.
 THRESHOLD_MARGIN = 0.01
 
@@ -303,6 +303,12 @@ def _fit_model(
         )
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    for stale in (
+        *(network_file(n) for n in Network),
+        "tray.png",
+        CARD,
+    ):  # a model replaced leaves none of its files
+        (out / stale).unlink(missing_ok=True)
     cards: list[TaughtDieCard] = []
     for network in Network:
         mine = [f for f in fitted if f.network is network]

@@ -25,6 +25,8 @@ import numpy as np
 
 from ..dnn import load_onnx
 from ..faces.glyphs import TEXTS
+from ..files import read_bounded
+from ..imageio import ImageError, load_image
 from ..kinds import KINDS, label_of
 from ..reading import UnreadableReason
 from .body import Body
@@ -140,15 +142,17 @@ class TaughtModel:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         path = self.folder / CARD
-        if not path.is_file():
+        if not path.exists():
             raise TaughtModelError(
                 f"{self.folder}: no {CARD}; a taught model is written by 'dicetower teach fit'"
             )
-        if path.stat().st_size > MAX_CARD_BYTES:
-            raise TaughtModelError(f"{path}: larger than {MAX_CARD_BYTES} bytes")
         try:
-            card = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raw = read_bounded(path, MAX_CARD_BYTES)
+        except OSError as exc:
+            raise TaughtModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        try:
+            card = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
             raise TaughtModelError(f"{path}: not a taught model's card ({exc})") from None
         if not isinstance(card, dict) or card.get("schema") != SCHEMA:
             raise TaughtModelError(f"{path}: not a {SCHEMA} card")
@@ -174,7 +178,12 @@ class TaughtModel:
             except cv2.error as exc:
                 raise TaughtModelError(f"{net_path}: cannot be read ({exc})") from None
         tray = self.folder / "tray.png"
-        self.tray: np.ndarray | None = cv2.imread(str(tray), cv2.IMREAD_COLOR) if tray.is_file() else None
+        self.tray: np.ndarray | None = None
+        if tray.exists():  # read as every photo is: its header checked before a pixel is decoded
+            try:
+                self.tray = load_image(tray)
+            except ImageError as exc:
+                raise TaughtModelError(str(exc)) from None
 
     def die(self, identity: str) -> TaughtDieCard:
         """The taught die called ``identity``."""

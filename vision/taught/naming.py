@@ -18,6 +18,7 @@ dice[0].groups[2][1]: 57 is not a crop of blue d20 (it has 40)``).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import VisionError
+from ..files import read_bounded
 from ..kinds import LABELS, faces_of
 from ..manifest import read_manifest
 
@@ -335,12 +337,13 @@ def teach_json(teach: Teach) -> dict[str, Any]:
 
 def _read_json(path: Path, what: str) -> object:
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_TEACH_BYTES + 1)
+        raw = read_bounded(path, MAX_TEACH_BYTES)
     except FileNotFoundError:
         raise TeachError(f"{path}: no {what}") from None
-    if len(raw) > MAX_TEACH_BYTES:
-        raise TeachError(f"{path}: larger than {MAX_TEACH_BYTES // 2**20} MiB")
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise TeachError(f"{path}: larger than {MAX_TEACH_BYTES // 2**20} MiB") from None
+        raise TeachError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:

@@ -134,7 +134,7 @@ def test_photos_are_hashed_pruned_and_checked(tmp_path: Path) -> None:
         assert path is not None and path.read_bytes() == bytes([3]) * 1000
         assert log.get(ids[0]) is not None  # rows stay
         report = log.verify()
-        assert report.ok and report.photos_checked == 2 and report.photos_pruned == 2
+        assert report.ok and report.files_checked == 2 and report.files_pruned == 2
         path.write_bytes(b"edited")
         assert [str(p) for p in log.verify().problems] == [f"row {ids[3]}: photo throw-0.jpg was changed"]
 
@@ -144,8 +144,10 @@ def test_photo_lookup_never_uses_the_name_as_a_path(tmp_path: Path) -> None:
         rid = _roll(log, 1, photo=b"x" * 10)
         for name in ("../rolls.sqlite3", "../../etc/passwd", "/etc/passwd", "throw-0.jpg/..", "."):
             assert log.photo_path(rid, name) is None
+        other = log.accept({"notation": "1d6"}, roller="Ann", client="t")
         with pytest.raises(ValueError, match="plain file name"):
-            log._write_photos(rid, [PhotoFile("../evil.jpg", b"x")])
+            log.commit(other, status="done", source="rng", photos=[PhotoFile("../evil.jpg", b"x")])
+        assert not (tmp_path / "photos" / "evil.jpg").exists()
 
 
 def test_export_csv_and_json(log: RollLog, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
