@@ -9,15 +9,18 @@ Starts ``dicetower serve`` as a child process on 127.0.0.1 (a temporary data dir
 sim tower with its virtual clock, so shake and settle waits are zero, or the RNG), connects
 ``--clients`` WebSocket clients to ``/ws`` as the overlay does, and ``--slow-clients`` that
 complete the handshake and never read a byte (each connects again after ``--slow-lifetime``
-seconds, so that many are always open), polls ``/api/tower`` twice a second, and posts ``--rate`` rolls a
-second (a mix of notation and system checks) for ``--duration`` seconds. It prints:
+seconds, so that many are always open), polls ``/api/tower`` twice a second, and posts ``--rate`` rolls
+a second for ``--duration`` seconds (at most 64 awaiting their answer; a mix of notation and system
+checks; every ``--big-every``th a large roll, ``--big``, whose document is about 160 KB for
+``1000d1000``). It prints:
 
 * events: how many each client got, and how many it lost — a gap in the sequence numbers,
   or an event short of the server's last sequence number at the end (both must be 0);
 * event latency: publish time (stamped by the server) to receipt, p50/p99/max over all clients;
 * rolls: posted, accepted (202), refused because the queue was full (503), finished, failed;
 * server memory: resident set size every 10 s; the second minute (after warm-up) against the last;
-* ``/api/tower``: its latency p50/p99/max while all this goes on; the slow clients the server
+* ``/api/tower``: its latency p50/p99/max while all this goes on, polled from a process of its
+  own (this script's event loop is busy with its clients); the slow clients the server
   dropped and how often they reconnected; rolls lost (accepted, never finished nor failed);
 * CPU seconds used by the server and by this script.
 
@@ -32,6 +35,7 @@ import argparse
 import asyncio
 import base64
 import json
+import multiprocessing
 import os
 import signal
 import socket
@@ -41,6 +45,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 import websockets
@@ -151,16 +156,22 @@ async def _slow_client(port: int, stop: asyncio.Event, counts: dict[str, int], l
         writer.transport.abort()
 
 
-async def _poll_tower(
-    http: httpx.AsyncClient, stop: asyncio.Event, took: list[float], clients: list[int]
-) -> None:
-    """``GET /api/tower`` twice a second; its latency is what an operator sees under the load."""
-    while not stop.is_set():
-        t0 = time.perf_counter()
-        r = await http.get("/api/tower")
-        took.append(time.perf_counter() - t0)
-        clients.append(r.json()["events"]["clients"])
-        await asyncio.sleep(0.5)
+def _poll_tower(base: str, stop: Any, out: Any) -> None:
+    """``GET /api/tower`` twice a second, in a process of its own; its latency is what an operator sees.
+
+    A process of its own: the bench's event loop is busy with its overlay clients, and a poll
+    answered while that loop is busy would be timed late. Sends ``(latencies, clients)`` to ``out``.
+    """
+    took: list[float] = []
+    clients: list[int] = []
+    with httpx.Client(base_url=base, timeout=60) as http:
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            r = http.get("/api/tower")
+            took.append(time.perf_counter() - t0)
+            clients.append(r.json()["events"]["clients"])
+            stop.wait(0.5)
+    out.send((took, clients))
 
 
 async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
@@ -174,29 +185,41 @@ async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
         asyncio.create_task(_slow_client(port, stop, slow_counts, args.slow_lifetime))
         for _ in range(args.slow_clients)
     ]
-    tower_took: list[float] = []
-    following: list[int] = []
+    spawn = multiprocessing.get_context("spawn")
+    poll_stop = spawn.Event()
+    poll_in, poll_out = spawn.Pipe(duplex=False)
+    poller = spawn.Process(target=_poll_tower, args=(base, poll_stop, poll_out), daemon=True)
+    poller.start()
+    in_flight = asyncio.Semaphore(64)  # posts waiting for their answer at once (the rate holds under load)
+    posts: set[asyncio.Task[None]] = set()
     await asyncio.sleep(1.0)
     codes: dict[int, int] = {}
     rss: list[tuple[float, float]] = []
     t0 = time.monotonic()
     next_rss = t0
     posted = 0
-    async with (
-        httpx.AsyncClient(base_url=base, timeout=60) as http,
-        httpx.AsyncClient(base_url=base, timeout=60) as poll_http,
-    ):
-        poller = asyncio.create_task(_poll_tower(poll_http, stop, tower_took, following))
+
+    async def post(http: httpx.AsyncClient, body: dict[str, Any]) -> None:
+        async with in_flight:
+            r = await http.post("/api/rolls", json=body)
+        codes[r.status_code] = codes.get(r.status_code, 0) + 1
+
+    limits = httpx.Limits(max_connections=80)
+    async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
         while (now := time.monotonic()) - t0 < args.duration:
             due = int((now - t0) * args.rate) + 1
             while posted < due:
-                r = await http.post("/api/rolls", json=REQUESTS[posted % len(REQUESTS)])
-                codes[r.status_code] = codes.get(r.status_code, 0) + 1
+                big = args.big_every and posted % args.big_every == args.big_every - 1
+                body = {"notation": args.big, "roller": "big"} if big else REQUESTS[posted % len(REQUESTS)]
+                task = asyncio.create_task(post(http, body))
+                posts.add(task)
+                task.add_done_callback(posts.discard)
                 posted += 1
             if now >= next_rss:
                 rss.append((now - t0, _rss_mb(pid)))
                 next_rss += 10
             await asyncio.sleep(max(0.0, t0 + posted / args.rate - time.monotonic()))
+        await asyncio.gather(*posts)
         for _ in range(600):  # let the queue drain (bounded)
             tower = (await http.get("/api/tower")).json()
             if tower["queue_length"] == 0 and tower["rolling"] is None:
@@ -205,7 +228,9 @@ async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
         await asyncio.sleep(1.5)
         tower = (await http.get("/api/tower")).json()
         stop.set()
-        await asyncio.gather(poller, return_exceptions=True)
+        poll_stop.set()
+        tower_took, following = poll_in.recv() if poll_in.poll(70) else ([], [])
+        poller.join(10)
     rss.append((time.monotonic() - t0, _rss_mb(pid)))
     await asyncio.gather(*tasks, *slow, return_exceptions=True)
     final_seq = tower["events"]["seq"]
@@ -244,6 +269,10 @@ def main(argv: list[str] | None = None) -> int:
         "--slow-lifetime", type=float, default=60.0, help="seconds before a slow client connects again (60)"
     )
     ap.add_argument("--rate", type=float, default=10.0, help="rolls posted per second (default 10)")
+    ap.add_argument(
+        "--big-every", type=int, default=0, help="every Nth roll is --big, a large document (default 0: none)"
+    )
+    ap.add_argument("--big", default="1000d1000", help="the large roll (default 1000d1000, about 160 KB)")
     ap.add_argument("--roller", choices=("sim", "rng"), default="sim", help="the sim tower or the RNG")
     ap.add_argument("--max-queue", type=int, default=100, help="the server's queue bound (default 100)")
     args = ap.parse_args(argv)
@@ -251,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     args.clients = max(1, min(args.clients, 500))
     args.slow_clients = max(0, min(args.slow_clients, 1000))
     args.rate = max(0.1, min(args.rate, 200.0))
+    args.big_every = max(0, min(args.big_every, 1_000_000))
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="dicetower-load-") as data:
@@ -305,10 +335,14 @@ def main(argv: list[str] | None = None) -> int:
     # the first minute is warm-up (the reader's model, the renderer's buffers): compare after it
     after_warmup = [m for t, m in rss if 60 <= t <= 120] or [rss[0][1]]
     last = [m for t, m in rss if t >= rss[-1][0] - 60] or [rss[-1][1]]
-    by_minute = [m for t, m in rss if int(t) % 60 < 10]
+    first_of_minute: dict[int, float] = {}
+    for t, m in rss:
+        first_of_minute.setdefault(int(t // 60), m)
+    by_minute = list(first_of_minute.values())
     print(
         f"serve_load: roller {args.roller}, {args.clients} clients, {args.slow_clients} that never read, "
         f"{args.rate:g} rolls/s for {args.duration:g} s"
+        + (f", every {args.big_every}th {args.big}" if args.big_every else "")
     )
     print(
         f"  rolls     posted {got['posted']}, accepted {got['codes'].get(202, 0)}, "

@@ -2,10 +2,16 @@
 
 Why not ``uvicorn.run(app, host=..., port=...)``: its defaults trust ``X-Forwarded-For`` from
 loopback (any local process, or a proxy the owner never named, could set the client address), accept
-16 MiB WebSocket messages on a stream that only ever reads a close frame, and compress every
-event once per client. And a peer that stops reading keeps its connection, and the bytes
-queued for it, for as long as it keeps acknowledging TCP's window probes: closing it from the
-app waits for a buffer that never drains. A listening socket with ``TCP_USER_TIMEOUT`` hands
+16 MiB WebSocket messages on a stream that only ever reads a close frame, compress every
+event once per client, and pick the HTTP parser by what happens to be installed (``httptools``,
+if present, reads request headers of any length). Here the parser is always h11, which holds at
+most :data:`MAX_HEADER_BYTES` of a request line and headers it has not finished reading (what
+arrives in one read, up to 64 KiB, is parsed whole), and at most :data:`MAX_CONNECTIONS`
+connections and tasks are served at once (one more request is answered 503).
+
+And a peer that stops reading keeps its connection, and the bytes queued for it, for as long as
+it keeps acknowledging TCP's window probes: closing it from the app waits for a buffer that
+never drains. A listening socket with ``TCP_USER_TIMEOUT`` hands
 that timeout to every connection it accepts, so the kernel drops a peer that has not taken a
 byte for :data:`STALLED_PEER_S` seconds and uvicorn frees what it held. It hands down a fixed
 send buffer too (:data:`SEND_BUFFER_BYTES`): left to itself the kernel grows a connection's
@@ -31,6 +37,8 @@ from starlette.types import ASGIApp
 
 __all__ = [
     "MALLOC_ARENAS",
+    "MAX_CONNECTIONS",
+    "MAX_HEADER_BYTES",
     "SEND_BUFFER_BYTES",
     "STALLED_PEER_S",
     "WS_MAX_INCOMING",
@@ -46,17 +54,26 @@ STALLED_PEER_S = 30.0
 WS_MAX_INCOMING = 4096
 #: the send buffer asked for each connection (Linux doubles it): a LAN's bandwidth-delay product
 SEND_BUFFER_BYTES = 128 * 1024
+#: bytes of a request line and headers h11 holds unfinished (its incomplete-event bound); more is a 400
+MAX_HEADER_BYTES = 16 * 1024
+#: connections and request tasks at once (uvicorn's ``limit_concurrency``): 500 /ws clients, room for the API
+MAX_CONNECTIONS = 1024
 #: malloc arenas the server process uses (glibc), unless ``MALLOC_ARENA_MAX`` says otherwise
 MALLOC_ARENAS = 2
 _M_ARENA_MAX = -8  #: ``mallopt``'s parameter number for the arena count (glibc's malloc.h)
 
 
 def uvicorn_config(app: ASGIApp, host: str, port: int, **overrides: Any) -> uvicorn.Config:
-    """uvicorn settings: no proxy headers (``clients.py`` reads them), small bounded WebSockets."""
+    """uvicorn settings: no proxy headers (``clients.py`` reads them), h11 with bounded headers, small
+    bounded WebSockets."""
     options: dict[str, Any] = {
         "host": host,
         "port": port,
         "log_level": "warning",
+        "http": "h11",
+        "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
+        "limit_concurrency": MAX_CONNECTIONS,
+        "timeout_keep_alive": 5,
         "ws": "websockets-sansio",
         "proxy_headers": False,
         "server_header": False,

@@ -119,8 +119,10 @@ class Snapshots:
 
 
 async def _send(websocket: WebSocket, text: str, timeout: float) -> None:
+    # asyncio.timeout, not wait_for: no task a send, and there is one send per event per client
     try:
-        await asyncio.wait_for(websocket.send_text(text), timeout)
+        async with asyncio.timeout(timeout):
+            await websocket.send_text(text)
     except TimeoutError:
         raise _Stalled from None
 
@@ -128,7 +130,8 @@ async def _send(websocket: WebSocket, text: str, timeout: float) -> None:
 async def _close(websocket: WebSocket, code: int, reason: str) -> None:
     """Close, but give up after a moment: a peer that reads nothing never takes the close frame."""
     with contextlib.suppress(Exception):
-        await asyncio.wait_for(websocket.close(code=code, reason=reason), _CLOSE_WAIT_S)
+        async with asyncio.timeout(_CLOSE_WAIT_S):
+            await websocket.close(code=code, reason=reason)
 
 
 async def _deny(websocket: WebSocket, status: int, message: str, field_name: str | None = None) -> None:

@@ -133,3 +133,31 @@ def test_an_unexpected_exception_is_a_json_500_with_the_headers(
     assert "a bug" not in r.text and "Traceback" not in r.text
     assert error["message"].startswith("internal error")
     assert len([rec for rec in caplog.records if rec.levelno >= logging.ERROR]) == 1
+
+
+def test_uvicorn_parses_with_h11_whatever_is_installed_and_bounds_connections(config: ServerConfig) -> None:
+    from dicetower.firmware.server.listen import MAX_CONNECTIONS, MAX_HEADER_BYTES, uvicorn_config
+
+    settings = uvicorn_config(create_app(config), "127.0.0.1", 0)
+    assert settings.http == "h11" and settings.h11_max_incomplete_event_size == MAX_HEADER_BYTES
+    assert settings.limit_concurrency == MAX_CONNECTIONS > config.max_ws_clients
+
+
+@pytest.mark.slow
+def test_headers_past_the_bound_are_refused_and_the_server_goes_on(config: ServerConfig) -> None:
+    import socket
+
+    import httpx
+    from dicetower.firmware.server.listen import MAX_HEADER_BYTES
+    from server_helpers import live_server
+
+    with live_server(config) as base:
+        port = int(base.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            pad = "a" * (MAX_HEADER_BYTES + 1024)
+            # headers that never end: h11 holds them unfinished, past the bound (all of it is read, no reset)
+            s.sendall(f"GET /api/tower HTTP/1.1\r\nHost: x\r\nX-Pad: {pad}".encode())
+            answer = s.recv(4096)
+        after = httpx.get(f"{base}/api/tower", timeout=10)
+    assert answer.startswith(b"HTTP/1.1 400 "), answer
+    assert after.status_code == 200
