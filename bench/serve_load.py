@@ -11,10 +11,11 @@ sim tower with its virtual clock, so shake and settle waits are zero, or the RNG
 complete the handshake and never read a byte (each connects again after ``--slow-lifetime``
 seconds, so that many are always open), polls ``/api/tower`` twice a second, and posts ``--rate`` rolls
 a second for ``--duration`` seconds (at most 64 awaiting their answer; a mix of notation and system
-checks; every ``--big-every``th a large roll, ``--big``, whose document is about 160 KB for
+checks; every ``--big-every``th a large roll, ``--big``, whose document is about 170 KB for
 ``1000d1000``). It prints:
 
 * events: how many each client got, and how many it lost — a gap in the sequence numbers,
+  a snapshot that skipped some after a reconnect,
   or an event short of the server's last sequence number at the end (both must be 0);
 * event latency: publish time (stamped by the server) to receipt, p50/p99/max over all clients;
 * rolls: posted, accepted (202), refused because the queue was full (503), finished, failed;
@@ -74,6 +75,7 @@ class Client:
     last_seq: int = 0
     latencies: list[float] = field(default_factory=list)
     disconnects: int = 0
+    resyncs: int = 0
 
 
 def _free_port() -> int:
@@ -97,28 +99,46 @@ def _cpu_s(pid: int) -> float:
 
 
 async def _client(url: str, c: Client, stop: asyncio.Event) -> None:
-    """One overlay: reads every event, checks sequence numbers, notes latency (sampled)."""
-    async with websockets.connect(url, max_size=2**22) as ws:
-        while not stop.is_set():
-            try:
-                raw = await asyncio.wait_for(ws.recv(), timeout=0.5)
-            except TimeoutError:
-                continue
-            now = time.time()
-            msg = json.loads(raw)
-            if msg.get("type") == "snapshot":
-                c.last_seq = msg["seq"]
-                c.first_seq = msg["seq"]
-                continue
-            seq = msg.get("seq")
-            if msg.get("type") == "hello" or not isinstance(seq, int):
-                continue
-            if seq != c.last_seq + 1:
-                c.gaps += seq - c.last_seq - 1
-            c.last_seq = seq
-            c.received += 1
-            if c.received % 4 == 0 and len(c.latencies) < 200_000:  # sampled: bounded memory
-                c.latencies.append(now - msg["time"])
+    """One overlay: reads every event, checks sequence numbers, notes latency (sampled).
+
+    Closed by the server (it fell behind), it connects again with ``since`` and ``epoch`` as the
+    overlay does, and catches up from the ring; a snapshot instead (the ring no longer holds what
+    it missed) is counted in ``resyncs``, the events it skipped in ``gaps``.
+    """
+    epoch: str | None = None
+    while not stop.is_set():
+        resume = f"&since={c.last_seq}&epoch={epoch}" if epoch else ""
+        try:
+            async with websockets.connect(url + resume, max_size=2**22) as ws:
+                while not stop.is_set():
+                    try:
+                        raw = await asyncio.wait_for(ws.recv(), timeout=0.5)
+                    except TimeoutError:
+                        continue
+                    now = time.time()
+                    msg = json.loads(raw)
+                    if msg.get("type") == "snapshot":
+                        if epoch is not None:
+                            c.resyncs += 1
+                            c.gaps += max(0, msg["seq"] - c.last_seq)
+                        epoch = msg["epoch"]
+                        c.last_seq = msg["seq"]
+                        continue
+                    seq = msg.get("seq")
+                    if msg.get("type") == "hello" or not isinstance(seq, int):
+                        epoch = msg.get("epoch", epoch)
+                        continue
+                    if seq <= c.last_seq:
+                        continue  # a replay overlapping what it had
+                    if seq != c.last_seq + 1:
+                        c.gaps += seq - c.last_seq - 1
+                    c.last_seq = seq
+                    c.received += 1
+                    if c.received % 4 == 0 and len(c.latencies) < 200_000:  # sampled: bounded memory
+                        c.latencies.append(now - msg["time"])
+        except (websockets.ConnectionClosed, OSError):
+            c.disconnects += 1
+            await asyncio.sleep(0.5)
 
 
 _ESTABLISHED = 1  #: ``tcpi_state`` of a live TCP connection (linux/tcp_states.h)
@@ -201,8 +221,11 @@ async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
 
     async def post(http: httpx.AsyncClient, body: dict[str, Any]) -> None:
         async with in_flight:
-            r = await http.post("/api/rolls", json=body)
-        codes[r.status_code] = codes.get(r.status_code, 0) + 1
+            try:
+                status = (await http.post("/api/rolls", json=body)).status_code
+            except httpx.TransportError:
+                status = 0  # no answer (a kept-alive connection the server closed as it was reused)
+        codes[status] = codes.get(status, 0) + 1
 
     limits = httpx.Limits(max_connections=80)
     async with httpx.AsyncClient(base_url=base, timeout=60, limits=limits) as http:
@@ -244,6 +267,8 @@ async def _run(args: argparse.Namespace, base: str, pid: int) -> dict:
         "final_seq": final_seq,
         "events_per_client": statistics.mean(c.received for c in clients),
         "lost": lost,
+        "reconnects": sum(c.disconnects for c in clients),
+        "resyncs": sum(c.resyncs for c in clients),
         "lat": lat,
         "rss": rss,
         "tower": sorted(tower_took),
@@ -272,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--big-every", type=int, default=0, help="every Nth roll is --big, a large document (default 0: none)"
     )
-    ap.add_argument("--big", default="1000d1000", help="the large roll (default 1000d1000, about 160 KB)")
+    ap.add_argument("--big", default="1000d1000", help="the large roll (default 1000d1000, about 170 KB)")
     ap.add_argument("--roller", choices=("sim", "rng"), default="sim", help="the sim tower or the RNG")
     ap.add_argument("--max-queue", type=int, default=100, help="the server's queue bound (default 100)")
     args = ap.parse_args(argv)
@@ -331,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     lat = got["lat"]
     rss = got["rss"]
-    other = sum(v for k, v in got["codes"].items() if k not in (202, 503))
+    other = sum(v for k, v in got["codes"].items() if k not in (0, 202, 503))
     # the first minute is warm-up (the reader's model, the renderer's buffers): compare after it
     after_warmup = [m for t, m in rss if 60 <= t <= 120] or [rss[0][1]]
     last = [m for t, m in rss if t >= rss[-1][0] - 60] or [rss[-1][1]]
@@ -346,12 +371,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"  rolls     posted {got['posted']}, accepted {got['codes'].get(202, 0)}, "
-        f"queue full (503) {got['codes'].get(503, 0)}, other {other}; "
+        f"queue full (503) {got['codes'].get(503, 0)}, no answer {got['codes'].get(0, 0)}, other {other}; "
         f"finished {got['rolled']}, failed {got['failed']} ({got['rolled'] / args.duration:.2f} rolls/s)"
     )
     print(
         f"  events    {got['final_seq']} published, {got['events_per_client']:.0f} per client, "
-        f"lost {got['lost']} (gaps + short at the end, all clients)"
+        f"lost {got['lost']} (gaps + short at the end, all clients); clients closed as behind and back with "
+        f"since {got['reconnects']}, of which resynced by a snapshot {got['resyncs']}"
     )
     print(
         f"  latency   p50 {1000 * _pct(lat, 0.5):.1f} ms, p99 {1000 * _pct(lat, 0.99):.1f} ms, "
