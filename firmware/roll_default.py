@@ -21,7 +21,7 @@ __all__ = ["roll_problem"]
 def roll_problem(expression: str, tray: Sequence[TrayDie]) -> str | None:
     """Why ``tray`` cannot roll ``expression``, or None.
 
-    A syntax error says where (``... at position 8``); a die the tray lacks says what it holds.
+    A syntax error says where (``... at column 8``); a die the tray lacks says what it holds.
     """
     from ..rules.errors import DiceError
     from ..rules.notation import Roller

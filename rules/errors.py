@@ -85,8 +85,10 @@ class DiceError(Exception):
 class RollSyntaxError(DiceError, ValueError):
     """Notation that does not parse; carries where, what was found and what was expected.
 
-    ``position`` is a 0-based character offset into ``expression``; :meth:`pretty` draws
-    the caret like the ``dice`` package's pretty errors.
+    ``position`` is a 0-based character offset into ``expression`` (what code indexes with);
+    the message and :attr:`column` count characters from 1 (``at column 8``), as people do.
+    The HTTP API's error gives both, named so. :meth:`pretty` draws the caret like the
+    ``dice`` package's pretty errors.
     """
 
     def __init__(
@@ -97,7 +99,7 @@ class RollSyntaxError(DiceError, ValueError):
         self.position = position
         self.got = got
         self.expected = tuple(expected)
-        super().__init__(f"{message} at position {position + 1}")
+        super().__init__(f"{message} at column {position + 1}")
 
     @property
     def column(self) -> int:

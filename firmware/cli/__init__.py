@@ -5,9 +5,13 @@ default takes the parsed args and returns an exit code. Errors from any layer ar
 as one ``dicetower: error: ...`` line on stderr with exit code 1 (re-raised with
 ``DICETOWER_DEBUG=1``), the shape of gpiozero's CLI.
 
+A command line argparse cannot parse is one ``dicetower: error:`` line, a hint naming the
+``--help`` page, and exit code 2 (:class:`~.parsing.CliParser`).
+
 Start-up is lazy: ``dicetower roll 1d6`` imports the ``roll`` module only, so a dice roll
-never pays for OpenCV and numpy, which the photo commands load. ``build_parser`` with no
-name (``dicetower --help``, an unknown command) imports every subcommand module.
+never pays for OpenCV and numpy, which the photo commands load. ``dicetower --help`` (or an
+unknown command) imports no subcommand module: the command list comes from :data:`COMMANDS`,
+which each module's ``register`` also reads its one-line help from.
 """
 
 from __future__ import annotations
@@ -18,45 +22,69 @@ import sys
 from collections.abc import Sequence
 from importlib import import_module
 
-__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+from .parsing import CliParser
 
-#: module names under ``dicetower.firmware.cli``, each registering its subcommand(s). A module
-#: named as its command is the only one imported when that command runs.
-SUBCOMMANDS: tuple[str, ...] = (
-    "roll",
-    "check",
-    "odds",
-    "read",
-    "eval",
-    "calibrate",
-    "tower",
-    "record",
-    "serve",
-    "log",
-    "fairness",
-    "teach",
-)
+__all__ = ["COMMANDS", "SUBCOMMANDS", "build_parser", "main"]
+
+#: Each subcommand and its one-line help, in the order ``dicetower --help`` lists them. The
+#: module of the same name under ``dicetower.firmware.cli`` registers it (and is the only one
+#: imported when that command runs); its ``register`` takes the help from here.
+COMMANDS: dict[str, str] = {
+    "roll": "roll dice notation, e.g. 4d6kh3+2",
+    "check": "run a rule system's check (dicetower check --help lists them)",
+    "odds": "exact outcome probabilities of a check (dicetower odds --help lists them)",
+    "read": "read the dice in one photo",
+    "eval": "score the dice reader on folders of labelled photos",
+    "calibrate": "choose the reader's thresholds on your own labelled photos",
+    "tower": "drive the tower: shake, tap, capture, calibrate, status, run, watch, config",
+    "record": "throw the tray N times and write photos + manifest.jsonl (a dataset folder)",
+    "serve": "run the HTTP/WebSocket API, the OBS overlay and the roll log",
+    "log": "verify or export the roll log",
+    "fairness": "fairness statistics per physical die, from the roll log",
+    "teach": "teach the tower its owner's dice: collect, group, name, fit",
+}
+
+#: The subcommand module names, in :data:`COMMANDS` order.
+SUBCOMMANDS: tuple[str, ...] = tuple(COMMANDS)
+
+
+EXAMPLES = """\
+examples:
+  dicetower roll 4d6kh3+2                   roll dice notation with the RNG
+  dicetower roll 4d6kh3+2 --tower sim       roll real (here simulated) dice on the tower
+  dicetower check wizard-quest pool --level 5   a rule system's check
+  dicetower serve                           the API and the OBS overlay on http://127.0.0.1:8080
+
+Run 'dicetower COMMAND --help' for a command's options and examples.
+"""
 
 
 def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The ``dicetower`` parser with the subcommand modules ``only`` (default: all of them)."""
-    parser = argparse.ArgumentParser(
+    """The ``dicetower`` parser with the subcommand modules ``only`` (default: all of them).
+
+    A command not in ``only`` is listed with its help from :data:`COMMANDS` and no options,
+    so the top-level help and the "invalid choice" error need no module imported.
+    """
+    parser = CliParser(
         prog="dicetower",
         description="Roll real (or simulated) dice, read them and apply the game's rules.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Run 'dicetower COMMAND --help' for a command's options and examples.",
+        epilog=EXAMPLES,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS if only is None else only:
-        import_module(f"{__name__}.{name}").register(sub)
+    for name, help in COMMANDS.items():
+        if only is None or name in only:
+            import_module(f"{__name__}.{name}").register(sub)
+        else:
+            sub.add_parser(name, help=help, add_help=False)
     return parser
 
 
-def _modules_for(argv: Sequence[str]) -> tuple[str, ...] | None:
-    """The one module a command line needs, when its first word names one; else None (all)."""
-    if argv and argv[0] in SUBCOMMANDS:
+def _modules_for(argv: Sequence[str]) -> tuple[str, ...]:
+    """The one module a command line needs, when its first word names one; else none."""
+    if argv and argv[0] in COMMANDS:
         return (argv[0],)
-    return None
+    return ()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,7 @@ from ...vision.faces.pips import ReaderModelError
 from ...vision.faces.thresholds import MAX_REJECT, WRONG_COST
 from ...vision.reader import open_reader
 from ...vision.view import View
+from . import COMMANDS
 from .arguments import positive_int
 from .eval import check_labelled_folders, check_scored
 
@@ -41,7 +42,7 @@ examples:
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "calibrate",
-        help="choose the reader's thresholds on your own labelled photos",
+        help=COMMANDS["calibrate"],
         description="Read every labelled d6 photo of the folders as the tower reads them, choose how sure "
         "the reader must be of each face (one reject rate for every face, one wrong face priced as "
         "--wrong-cost re-rolls), and write a model folder for --models. The network is not changed.",

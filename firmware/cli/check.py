@@ -11,13 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, NoReturn
+from typing import Any
 
 from ...rules.errors import RuleParameterError
 from ...rules.source import DiceSource, FixedSource, RandomSource
 from ...rules.systems import Check, System, get_system, run_check, system_names
 from ...rules.systems.format import format_exact, format_probability, format_result
 from ...rules.typed import parse_faces, parse_seed
+from . import COMMANDS
+from .parsing import CliParser
 from .tower import add_tower_arguments, check_on_tower
 
 __all__ = [
@@ -34,7 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "check",
         add_help=False,
-        help="run a rule system's check (dicetower check --help lists them)",
+        help=COMMANDS["check"],
         description="Run a rule system's check with dice from the RNG (--seed) or typed-in faces (--faces).",
     )
     add_front_arguments(p)
@@ -63,19 +65,64 @@ def describe_systems(command: str = "check") -> str:
         lines.append(f"  {name}  {system.title}")
         for check in system.checks.values():
             lines.append(f"      {check.name:<16} {check.help}")
+    lines += ["", "examples:", *SYSTEMS_EXAMPLES[command].splitlines()]
     lines += ["", f"Run 'dicetower {command} SYSTEM --help' for a system's checks, parameters and examples."]
     return "\n".join(lines)
 
 
-def describe_system(system: System) -> str:
+#: The examples of ``dicetower check --help`` and ``dicetower odds --help``.
+SYSTEMS_EXAMPLES = {
+    "check": """\
+  dicetower check wizard-quest pool --level 5          a Wizard Quest pool rolled with the RNG
+  dicetower check wcrpg check --dc 45 --skill 35 --faces 40,7   faces rolled by hand
+  dicetower check runic-flux skill --level 3 --stat 4 --difficulty 15 --tower sim   real (simulated) dice
+  dicetower check wizard-quest pool --level 5 --seed 7 --json   a replayable roll, as JSON
+  dicetower check wizard-quest --help                  a system's checks and their parameters""",
+    "odds": """\
+  dicetower odds wizard-quest pool --level 100         exact odds of a 100d6 pool
+  dicetower odds wcrpg check --dc 45 --skill 35 --json   as JSON, with exact fractions
+  dicetower odds runic-flux skill --level 3 --stat 4 --difficulty 15
+  dicetower odds wizard-quest --help                   a system's checks and their parameters""",
+}
+
+
+def example_for(check: Check, command: str = "check") -> str | None:
+    """The check's example command line as ``command`` takes it.
+
+    Examples are written for ``check``; ``odds`` rolls nothing, so its example drops the
+    options that choose the dice (``--faces``, ``--seed``, ``--tower`` and the like).
+    """
+    if not check.example or command == "check":
+        return check.example
+    words = check.example.split()
+    out, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word in _DICE_OPTIONS:
+            skip = True
+            continue
+        out.append(word)
+    if out[:2] == ["dicetower", "check"]:
+        out[1] = command
+    return " ".join(out)
+
+
+#: ``check`` options (each with a value) that say where the dice come from.
+_DICE_OPTIONS = frozenset({"--faces", "--seed", "--tower", "--replay", "--config", "--save", "--sim-seed"})
+
+
+def describe_system(system: System, command: str = "check") -> str:
     """``dicetower check wizard-quest --help``: checks with their parameters and examples."""
     lines = [f"{system.name}: {system.title} (rule book {system.rule_book})", ""]
     for check in system.checks.values():
         lines.append(f"  {check.name} - {check.help}")
         for p in check.params:
             lines.append(f"      --{p.name:<20} {_param_help(p)}")
-        if check.example:
-            lines.append(f"      example: {check.example}")
+        example = example_for(check, command)
+        if example:
+            lines.append(f"      example: {example}")
         lines.append(f"      outcomes: {', '.join(check.outcomes)}")
         lines.append("")
     return "\n".join(lines).rstrip()
@@ -93,16 +140,12 @@ def _param_help(p: Any) -> str:
     return "; ".join(bits)
 
 
-class _CheckParser(argparse.ArgumentParser):
-    """argparse that raises instead of printing usage and exiting 2.
+class _CheckParser(CliParser):
+    """The second pass's parser: a usage error is the first pass's one line, hint and exit 2.
 
-    ``main`` turns a :class:`RuleParameterError` into the one ``dicetower: error:`` line;
-    argparse's own ``error()`` would dump the usage block and exit 2 (e.g. ``--level`` with
-    no value), which is neither one line nor the documented exit code 1.
+    Its prog names the check (``dicetower check wizard-quest pool``), so the hint names that
+    check's help page, which lists its parameters.
     """
-
-    def error(self, message: str) -> NoReturn:
-        raise RuleParameterError(f"{self.prog.removeprefix('dicetower ')}: {message}")
 
 
 def build_check_parser(system: System, check: Check, command: str = "check") -> argparse.ArgumentParser:
@@ -110,7 +153,8 @@ def build_check_parser(system: System, check: Check, command: str = "check") -> 
     parser = _CheckParser(
         prog=f"dicetower {command} {system.name} {check.name}",
         description=check.help,
-        epilog=f"example: {check.example}" if check.example else None,
+        epilog=f"examples:\n  {example}" if (example := example_for(check, command)) else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         add_help=False,
         allow_abbrev=False,
     )
@@ -148,7 +192,7 @@ def parse_check_args(
     system = get_system(args.system)
     if not args.check or args.check.startswith("-"):
         if wants_help:
-            return describe_system(system)
+            return describe_system(system, command)
         raise RuleParameterError(
             f"which check of {system.name}? choose from {', '.join(system.checks)}"
             f" (dicetower {command} {system.name} --help)"
@@ -159,8 +203,8 @@ def parse_check_args(
         return parser.format_help()
     ns, unknown = parser.parse_known_args(args.rest)
     if unknown:
-        raise RuleParameterError(
-            f"{check.name}: unknown option(s) {' '.join(unknown)}; "
+        parser.error(
+            f"unknown option(s) {' '.join(unknown)}; "
             f"known: {', '.join('--' + p.name for p in check.params) or 'none'}"
         )
     params = {p.name: getattr(ns, p.name) for p in check.params if getattr(ns, p.name) is not None}

@@ -20,6 +20,7 @@ from ...vision.eval.evaluate import EvalError, FolderReport, PhotoResult, evalua
 from ...vision.imageio import ImageError, load_image
 from ...vision.reader import import_reader, open_reader
 from ...vision.reading import DiceReader
+from . import COMMANDS
 from .arguments import positive_int
 from .progress import Progress
 
@@ -42,7 +43,7 @@ examples:
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "eval",
-        help="score the dice reader on folders of labelled photos",
+        help=COMMANDS["eval"],
         description="Read every photo listed in each folder's manifest.jsonl and report accuracy, "
         "confidently-wrong and reject rates, per-face figures and the median read time.",
         epilog=EXAMPLES,

@@ -12,14 +12,27 @@ import argparse
 import json
 from pathlib import Path
 
+from . import COMMANDS
+
 __all__ = ["register", "run"]
+
+EXAMPLES = """\
+examples:
+  dicetower fairness                         every die in the roll log of the data directory
+  dicetower fairness --data ./rolls --json   the log dicetower serve --data ./rolls keeps, as JSON
+  dicetower fairness --bias 0.05             size the test to catch a face 5 % more likely
+"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "fairness",
-        help="fairness statistics per physical die, from the roll log",
-        description=__doc__.split("\n\n")[1],
+        help=COMMANDS["fairness"],
+        description="Per die in the roll log: counts per face, chi-squared p-value, Wilson 95 % intervals,\n"
+        "rolls needed to catch a face that is --bias more likely, serial correlation, re-throws,\n"
+        "and reject rates per look and per face. The server's /fairness page shows the same.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--data", type=Path, default=None, help="data directory (DICETOWER_DATA_DIR)")
     p.add_argument("--bias", type=float, default=0.1, help="bias to size the test for (default 0.1 = +10 %%)")

@@ -15,20 +15,56 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import COMMANDS
+
 if TYPE_CHECKING:
     from ..server.rolllog import LogReader, VerifyReport
 
 __all__ = ["format_report", "open_roll_log", "register", "run_export", "run_verify"]
 
 
+EXAMPLES = """\
+examples:
+  dicetower log verify                          check the roll log in the data directory (read-only)
+  dicetower log verify --data ./rolls --quick   the server's start-up check of ./rolls
+  dicetower log export --csv --out rolls.csv    every roll as CSV
+
+Run 'dicetower log ACTION --help' for an action's options and examples.
+"""
+
+VERIFY_EXAMPLES = """\
+examples:
+  dicetower log verify                  the whole log in the data directory (DICETOWER_DATA_DIR)
+  dicetower log verify --data ./rolls   the log dicetower serve --data ./rolls keeps
+  dicetower log verify --quick          the server's start-up check: the recent rows and files
+"""
+
+EXPORT_EXAMPLES = """\
+examples:
+  dicetower log export                          one JSON object a line, to stdout
+  dicetower log export --csv --out rolls.csv    CSV with a header row
+  dicetower log export --data ./rolls --json --out rolls.jsonl
+"""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
+    raw = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
-        "log", help="verify or export the roll log", description=__doc__.split("\n\n")[1]
+        "log",
+        help=COMMANDS["log"],
+        description="Check the roll log's hash chain (verify), or export every roll (export).",
+        epilog=EXAMPLES,
+        formatter_class=raw,
     )
     sub = p.add_subparsers(dest="log_command", metavar="ACTION", required=True)
     v = sub.add_parser(
         "verify",
         help="check the hash chain, head file, files and pages; names each problem's row (read-only)",
+        description="Check the roll log: exit 1 naming every row that was edited, deleted or moved, every\n"
+        "file that no longer matches its hash, a head file that does not match the log's end, and\n"
+        "any page SQLite finds damaged. The log is opened read-only and never changed.",
+        epilog=VERIFY_EXAMPLES,
+        formatter_class=raw,
     )
     v.add_argument("--data", type=Path, default=None, help="data directory (DICETOWER_DATA_DIR)")
     v.add_argument(
@@ -37,12 +73,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the server's start-up check: the chain's last 10000 rows, the last 200 rolls' files hashed",
     )
     v.set_defaults(func=run_verify)
-    e = sub.add_parser("export", help="write every roll as CSV or JSON lines")
+    e = sub.add_parser(
+        "export",
+        help="write every roll as CSV or JSON lines",
+        description="Write every roll to stdout or --out FILE, with control characters in stored fields\n"
+        "escaped (JSON escapes, which read back to the same text; in CSV as error messages show\n"
+        "them), so no field acts on the terminal.",
+        epilog=EXPORT_EXAMPLES,
+        formatter_class=raw,
+    )
     e.add_argument("--data", type=Path, default=None, help="data directory (DICETOWER_DATA_DIR)")
     fmt = e.add_mutually_exclusive_group()
     fmt.add_argument("--csv", dest="format", action="store_const", const="csv", help="CSV with a header row")
     fmt.add_argument(
-        "--json", dest="format", action="store_const", const="json", help="one JSON object a line"
+        "--json", dest="format", action="store_const", const="json", help="one JSON object a line (default)"
     )
     e.add_argument("--out", type=Path, default=None, help="file to write (default stdout)")
     e.set_defaults(func=run_export, format="json")

@@ -15,6 +15,7 @@ from typing import Any
 from ...rules.result import Odds
 from ...rules.systems import validate_params
 from ...rules.systems.format import format_exact, format_params, format_probability
+from . import COMMANDS
 from .check import add_front_arguments, parse_check_args
 
 __all__ = ["format_table", "odds_json", "register"]
@@ -24,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "odds",
         add_help=False,
-        help="exact outcome probabilities of a check (dicetower odds --help lists them)",
+        help=COMMANDS["odds"],
         description="Print the exact probability of each outcome of a check, without rolling.",
     )
     add_front_arguments(p)

@@ -13,6 +13,7 @@ import cv2
 from ...vision.imageio import ImageError, load_image, load_image_info
 from ...vision.reader import ReaderSpecError, import_reader, open_reader
 from ...vision.reading import DiceReader, Reading, ReadStatus
+from . import COMMANDS
 
 __all__ = ["format_reading", "register", "run"]
 
@@ -29,7 +30,7 @@ examples:
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "read",
-        help="read the dice in one photo",
+        help=COMMANDS["read"],
         description="Find the dice in a photo and read their faces; unreadable dice come with a reason.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

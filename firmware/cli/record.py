@@ -16,9 +16,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import COMMANDS
 from .tower import add_tower_arguments, opened_tower
 
 __all__ = ["MAX_ROLLS", "register", "run"]
+
+EXAMPLES = """\
+examples:
+  dicetower record recorded --rolls 20 --tower sim --sim-seed 1   20 simulated throws, with the truth
+  dicetower record my-photos --rolls 50                 the real tower: 50 photos to label
+  dicetower eval recorded                               score the reader on them
+  dicetower roll 3d6 --tower replay --replay recorded   play them back as a tower
+"""
 
 #: Most throws one ``record`` run makes.
 MAX_ROLLS = 100_000
@@ -27,13 +36,14 @@ MAX_ROLLS = 100_000
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "record",
-        help="throw the tray N times and write photos + manifest.jsonl (a dataset folder)",
+        help=COMMANDS["record"],
         description="Throw the tray N times and write the photos and a manifest.jsonl in the shared format.",
-        epilog="example: dicetower record recorded --rolls 20 --tower sim --sim-seed 1",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("out", help="a new (or empty) folder")
     p.add_argument("--rolls", type=int, required=True, metavar="N", help=f"throws to record, 1..{MAX_ROLLS}")
-    add_tower_arguments(p, default="config")
+    add_tower_arguments(p, default="config", throws=False)  # the photos go in OUT
     p.set_defaults(func=run)
 
 

@@ -15,20 +15,21 @@ from ...rules.errors import RollSyntaxError, caret_lines
 from ...rules.notation import Roller
 from ...rules.source import DiceSource, FixedSource, RandomSource
 from ...rules.typed import parse_faces, parse_seed
+from . import COMMANDS
 from .tower import add_tower_arguments, roll_on_tower
 
 __all__ = ["EXAMPLES", "parse_faces", "register", "run"]
 
 EXAMPLES = """\
 examples:
-  dicetower roll 4d6kh3+2                 ability score: best three of 4d6, plus 2
-  dicetower roll 4d6kh3+2 --faces 1,4,5,6 faces you rolled by hand -> 17
-  dicetower roll "2d20kl1 + 5" --seed 7   a replayable roll at disadvantage
-  dicetower roll "6d6>=4w6:5f1"           Wizard Quest pool: 4-5 one success, a 6 five, count ones
-  dicetower roll d% --json                percentile (00-99) as a dicetower.roll/1 document
-  dicetower roll d6x4                     Rolz: four separate d6 rolls
-  dicetower roll --seed 3 -- -1d6+3       an expression starting with "-" goes after "--" (options first)
-  dicetower roll 4d6kh3+2 --tower sim     roll real (simulated) dice: the tower shakes, photographs, reads
+  dicetower roll 4d6kh3+2                   ability score: best three of 4d6, plus 2
+  dicetower roll 4d6kh3+2 --faces 1,4,5,6   faces you rolled by hand -> 17
+  dicetower roll "2d20kl1 + 5" --seed 7     a replayable roll at disadvantage
+  dicetower roll "6d6>=4w6:5f1"             Wizard Quest pool: 4-5 one success, a 6 five, count ones
+  dicetower roll d% --json                  percentile (00-99) as a dicetower.roll/1 document
+  dicetower roll d6x4                       Rolz: four separate d6 rolls
+  dicetower roll --seed 3 -- -1d6+3         an expression starting with "-" goes after "--" (options first)
+  dicetower roll 4d6kh3+2 --tower sim       roll real (simulated) dice: the tower shakes, photographs, reads
   dicetower roll 2d6 --tower config --taught my-dice   the dice my-dice knows read by their own reader
 
 notation: docs/notation.md (NdX, d%, d100, + - * /, kh kl dh dl, !, r ro, mi ma, >=N wV:W, fN, xN)
@@ -38,7 +39,7 @@ notation: docs/notation.md (NdX, d%, d100, + - * /, kh kl dh dl, !, r ro, mi ma,
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "roll",
-        help="roll dice notation, e.g. 4d6kh3+2",
+        help=COMMANDS["roll"],
         description="Roll dice notation with the RNG, a seed, or faces rolled by hand.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -14,6 +14,7 @@ import os
 import sys
 from pathlib import Path
 
+from . import COMMANDS
 from .tower import add_tower_arguments
 
 __all__ = ["register", "run"]
@@ -41,7 +42,7 @@ def _env(name: str, default: str) -> str:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "serve",
-        help="run the HTTP/WebSocket API, the OBS overlay and the roll log",
+        help=COMMANDS["serve"],
         description="Serve rolls over HTTP and WebSocket, the OBS overlay and the fairness page.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -66,7 +67,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-queue", type=int, default=100, help="rolls that may wait; more get 503 (default 100)"
     )
     p.add_argument(
-        "--photo-cap-mb", type=float, default=512, help="photo folder cap; oldest pruned (default 512)"
+        "--photo-cap-mb",
+        type=float,
+        default=None,
+        metavar="MB",
+        help="photo folder cap; oldest pruned (DICETOWER_PHOTO_CAP_MB; default 512)",
     )
     p.add_argument(
         "--accept-broken-log",
@@ -89,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=0.0,
         help="seconds each RNG throw takes, as a tower's would (demos)",
     )
-    add_tower_arguments(p, default=None)
+    add_tower_arguments(p, default=None, throws=False)  # photos go in the roll log
     p.set_defaults(func=run)
 
 
@@ -107,6 +112,7 @@ def _announce(token: str, data_dir: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
+    from ..photo_cap import photo_cap_bytes
     from ..server import listen
     from ..server.app import ServerConfig, create_app
     from ..server.clients import TrustedProxies
@@ -121,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
     rate = args.rate if args.rate is not None else float(_env("RATE", "2"))
     proxies = args.trusted_proxy if args.trusted_proxy is not None else _env("TRUSTED_PROXIES", "").split(",")
     trusted = TrustedProxies(proxies)  # checked now: a mistyped proxy fails before the server starts
+    photo_cap = photo_cap_bytes(args.photo_cap_mb)
     teach_dir = args.teach or (Path(_env("TEACH_DIR", "")) if _env("TEACH_DIR", "") else None)
     if teach_dir is not None:
         from ...vision.taught.naming import load_teach
@@ -155,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         require_token=True if args.require_token else None,
         rate_per_second=rate,
         rate_burst=args.burst,
-        photo_cap_bytes=int(args.photo_cap_mb * 2**20),
+        photo_cap_bytes=photo_cap,
         max_waiting=max(1, min(args.max_queue, 10_000)),
         supply_factory=open_supply,
         announce_token=_announce,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from . import COMMANDS
 from .teach_collect import add_collect_parser, add_group_parser
 from .teach_fit import add_fit_parser
 
@@ -41,7 +42,7 @@ a group is moved out of it); null takes a name back:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "teach",
-        help="teach the tower its owner's dice: collect, group, name, fit",
+        help=COMMANDS["teach"],
         description="Teach the tower its owner's dice (docs/teach.md).",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -43,7 +43,7 @@ COLLECT_EXAMPLES = """\
 examples:
   dicetower teach collect --tower config --rolls 400 --out teach/
   dicetower teach collect --tower config --rolls 400 --out teach/   # again: carries on after its last roll
-  dicetower teach collect --tower sim --rolls 30 --out /tmp/teach --sim-seed 1
+  dicetower teach collect --tower sim --rolls 30 --out teach-sim/ --sim-seed 1
   dicetower teach collect --tower config --rolls 200 --out teach/ --check-every 0   # no early stop
 """
 

@@ -134,8 +134,19 @@ def run_fit(args: argparse.Namespace) -> int:
     print(f"{result.out}: {len(result.card['dice'])} taught dice, fitted in {result.seconds:.0f} s")
     for die in result.card["dice"]:
         print(f"  {die['id']}: {_figures_line(die['figures'])}; threshold {die['threshold']:.3f}")
+        if "fallback" in die["figures"]:
+            print(f"    {_fallback_line(die['figures']['fallback'])}")
     print(f"  all: {_figures_line(held)}")
+    print(f"  all, as the model reads: {_figures_line(result.card['held_back_read'])}")
     return 0
+
+
+def _fallback_line(f: dict[str, Any]) -> str:
+    verdict = "taken" if f["used"] else "not taken"
+    return (
+        f"the general answer where unsure: right {f['right']}, wrong {f['wrong']} of {f['asked']}"
+        f" left unreadable: {verdict}"
+    )
 
 
 def _figures_line(f: dict[str, Any]) -> str:

@@ -16,12 +16,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from . import COMMANDS
+from .throws import ThrowFolder, describe_throws
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -32,12 +34,9 @@ __all__ = [
     "TOWER_CHOICES",
     "add_tower_arguments",
     "check_on_tower",
-    "default_save_dir",
-    "describe_throws",
     "opened_tower",
     "register",
     "roll_on_tower",
-    "save_throws",
     "tower_config",
 ]
 
@@ -53,11 +52,58 @@ examples:
   dicetower tower watch --tower sim         a live status line while a roll runs
   dicetower tower config --check my.toml    validate a config file
   dicetower tower status --taught my-dice   the taught reader's dice and how sure it is lately
+
+Run 'dicetower tower ACTION --help' for an action's options and examples.
 """
 
+#: Each action's examples (its help page's epilog).
+ACTION_EXAMPLES: dict[str, str] = {
+    "shake": """\
+  dicetower tower shake --tower sim         one shake on the simulated tower's mock pins
+  dicetower tower shake                     the real tower of /etc/dicetower/config.toml
+  dicetower tower shake --config my.toml    the tower my.toml describes
+""",
+    "tap": """\
+  dicetower tower tap --tower sim           one short pulse on the simulated tower
+  dicetower tower tap                       settle a leaning die on the real tower
+""",
+    "capture": """\
+  dicetower tower capture --tower sim --out tray.jpg   photograph the simulated tray and read it
+  dicetower tower capture --out tray.png --no-read     one photo of the real tray, not read
+""",
+    "calibrate": """\
+  dicetower tower calibrate                 empty the tray, press Enter: locks the camera, saves the reference
+  dicetower tower calibrate --yes --tray 40,30,600,30,600,450,40,450   the tray's outline; no prompt
+  dicetower tower calibrate --tower sim     the simulated camera (kept in memory)
+""",
+    "status": """\
+  dicetower tower status --tower sim        the simulated tower's state, dice and calibration
+  dicetower tower status --json             the real tower's status as JSON
+  dicetower tower status --taught my-dice   the taught reader's dice and how sure it is lately
+""",
+    "run": """\
+  dicetower tower run                       wait for the button; each press rolls the [roll] default
+  dicetower tower run 4d6kh3+2 2d6 --presses 2   the first two presses roll these, then it stops
+  dicetower tower run --tower sim --autopress --presses 3   the simulated button presses itself 3 times
+""",
+    "watch": """\
+  dicetower tower watch --tower sim         roll the [roll] default, showing each state on one line
+  dicetower tower watch 2d6+3 --tower sim --sim-seed 4   a repeatable simulated roll
+""",
+    "config": """\
+  dicetower tower config                    print the config in force (the default file's, or built in)
+  dicetower tower config --check            validate /etc/dicetower/config.toml: every problem a line
+  dicetower tower config --check my.toml    validate my.toml
+  dicetower tower config --config my.toml   print my.toml's config, validated
+""",
+}
 
-def add_tower_arguments(p: argparse.ArgumentParser, *, default: str | None = None) -> None:
-    """``--tower``, ``--replay``, ``--config``, ``--save``, ``--sim-seed`` and ``--taught`` on a parser."""
+
+def add_tower_arguments(
+    p: argparse.ArgumentParser, *, default: str | None = None, throws: bool = True
+) -> None:
+    """``--tower``, ``--replay``, ``--config``, ``--sim-seed`` and ``--taught`` on a parser, and
+    ``--save`` and ``--photo-cap-mb`` where the command keeps its throws (``throws``)."""
     g = p.add_argument_group("tower")
     g.add_argument(
         "--tower",
@@ -67,9 +113,19 @@ def add_tower_arguments(p: argparse.ArgumentParser, *, default: str | None = Non
     )
     g.add_argument("--replay", metavar="DIR", help="with --tower replay: a folder with manifest.jsonl")
     g.add_argument("--config", metavar="PATH", help="tower config file (default /etc/dicetower/config.toml)")
-    g.add_argument(
-        "--save", metavar="DIR", help="where each throw's photo and record go (default: state dir)"
-    )
+    if throws:
+        g.add_argument(
+            "--save",
+            metavar="DIR",
+            help="where each throw's photo and record go (default: ~/.local/state/dicetower/throws)",
+        )
+        g.add_argument(
+            "--photo-cap-mb",
+            type=float,
+            metavar="MB",
+            help="keep that folder under MB megabytes, oldest throws removed first "
+            "(DICETOWER_PHOTO_CAP_MB; default 512)",
+        )
     g.add_argument("--sim-seed", type=int, metavar="N", help="seed the simulated tray's throws")
     g.add_argument(
         "--taught",
@@ -134,58 +190,6 @@ def opened_tower(args: argparse.Namespace, *, calibrate: bool | None = None) -> 
         tower.close()
 
 
-def default_save_dir() -> Path:
-    """``$XDG_STATE_HOME/dicetower/throws`` (``~/.local/state/dicetower/throws``)."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "dicetower" / "throws"
-
-
-_counter = 0
-
-
-def save_throws(records: Sequence[ThrowRecord], folder: str | Path | None) -> list[Path]:
-    """Write each record (``STEM.jpg`` + ``STEM.json``) to ``folder``; returns the JSON paths."""
-    global _counter
-    out = Path(folder) if folder else default_save_dir()
-    paths = []
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for record in records:
-        if record.saved is not None:
-            paths.append(record.saved)
-            continue
-        _counter += 1
-        paths.append(record.save(out, f"throw-{stamp}-{os.getpid()}-{_counter:04d}"))
-    return paths
-
-
-def describe_throws(records: Sequence[ThrowRecord]) -> str:
-    """Per throw: what was read, retries, which die gave which face, and where the photo is.
-
-    Paths (``--save DIR``) and messages are shown with control characters escaped.
-    """
-    from ...rules.errors import printable
-
-    lines = []
-    for n, r in enumerate(records, 1):
-        read = (
-            " ".join(str(d.face) if d.face is not None else "?" for d in r.reading.dice) if r.reading else "-"
-        )
-        retries = "; ".join(f"{x.action} ({x.reason})" for x in r.retries) or "none"
-        head = f"throw {n}"
-        if r.rounds > 1:
-            head += f" (round {r.round} of {r.rounds})"
-        lines.append(f"{head}: {r.reason}: read {read}; retries: {retries}")
-        if r.failure is not None:
-            lines.append(f"  failed ({r.failure.value}): {printable(r.message)}")
-        for a in r.answers:
-            lines.append(f"  {a.describe()}")
-        if r.saved is not None:
-            photo = r.saved.with_suffix(".jpg")
-            shown = printable(str(photo)) if photo.exists() else "(none)"
-            lines.append(f"  photo: {shown}  record: {printable(str(r.saved))}")
-    return "\n".join(lines)
-
-
 def _check_no_rng_options(args: argparse.Namespace) -> None:
     from ...rules.errors import RuleParameterError
 
@@ -231,8 +235,9 @@ def roll_on_tower(args: argparse.Namespace, expression: Any) -> int:
     from ..source import TowerSource, TowerSourceError
 
     _check_no_rng_options(args)
+    throws = ThrowFolder.from_args(args)
     with opened_tower(args) as tower:
-        source = TowerSource(tower, on_throw=lambda r: save_throws([r], args.save))
+        source = TowerSource(tower, on_throw=lambda r: throws.save([r]))
         try:
             result = Roller(cache_size=0).roll(expression, source)
         except TowerSourceError as exc:
@@ -248,8 +253,9 @@ def check_on_tower(ns: argparse.Namespace, system: Any, check: str, params: dict
     from ..source import TowerSource, TowerSourceError
 
     _check_no_rng_options(ns)
+    throws = ThrowFolder.from_args(ns)
     with opened_tower(ns) as tower:
-        source = TowerSource(tower, on_throw=lambda r: save_throws([r], ns.save))
+        source = TowerSource(tower, on_throw=lambda r: throws.save([r]))
         try:
             result = run_check(system, check, source, params)
         except TowerSourceError as exc:
@@ -264,7 +270,7 @@ def check_on_tower(ns: argparse.Namespace, system: Any, check: str, params: dict
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "tower",
-        help="drive the tower: shake, tap, capture, calibrate, status, run, watch, config",
+        help=COMMANDS["tower"],
         description="Drive the dice tower's solenoid, camera and button.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -272,8 +278,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = p.add_subparsers(dest="tower_command", metavar="ACTION", required=True)
 
     def action(name: str, help: str, func: Any) -> argparse.ArgumentParser:
-        a = sub.add_parser(name, help=help, description=help)
-        add_tower_arguments(a, default="config")
+        a = _action_parser(sub, name, help)
+        add_tower_arguments(a, default="config", throws=name in ("run", "watch"))
         a.set_defaults(func=func)
         return a
 
@@ -299,12 +305,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--autopress", action="store_true", help="mock pins only: press the button by itself")
     a = action("watch", "roll once and show the tower's state on one live terminal line", _watch)
     a.add_argument("expression", nargs="?", help="what to roll (default: the config's [roll] default)")
-    a = sub.add_parser("config", help="validate a config file, or print the config in force")
+    a = _action_parser(sub, "config", "validate a config file, or print the config in force")
     a.add_argument(
-        "--check", metavar="FILE", help="validate FILE and say everything that is wrong, if anything"
+        "--check",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="validate FILE (default: --config PATH, else /etc/dicetower/config.toml) and say "
+        "everything that is wrong, if anything",
     )
     a.add_argument("--config", metavar="PATH", help="print this file's config (validated)")
     a.set_defaults(func=_config)
+
+
+def _action_parser(sub: argparse._SubParsersAction, name: str, help: str) -> argparse.ArgumentParser:
+    return sub.add_parser(
+        name,
+        help=help,
+        description=help,
+        epilog="examples:\n" + ACTION_EXAMPLES[name],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def _shake(args: argparse.Namespace) -> int:
@@ -410,15 +431,16 @@ def _percent(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.0f} %"
 
 
-def _roll_expression(tower: Tower, expr: str, save: str | None) -> tuple[str, list[ThrowRecord]]:
+def _roll_expression(tower: Tower, expr: str, throws: ThrowFolder) -> tuple[str, list[ThrowRecord]]:
     from ...rules.notation import Roller
     from ..source import TowerSource
 
     source = TowerSource(tower)
+    throws.next_roll()
     try:
         result = Roller(cache_size=0).roll(expr, source)
     finally:
-        save_throws(source.records, save)
+        throws.save(source.records)
     return result.text, source.records
 
 
@@ -431,6 +453,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.presses is not None and args.presses < 0:
         raise ValueError("--presses must be 0 or more")
     queue = deque(args.queue)
+    throws = ThrowFolder.from_args(args)
     with Notifier() as notifier, opened_tower(args) as tower:
         if args.autopress and tower.config.pins.factory != "mock":
             raise ValueError("--autopress works with mock pins only")
@@ -454,7 +477,7 @@ def _run(args: argparse.Namespace) -> int:
                     continue
                 expr = queue.popleft() if queue else tower.config.roll.default
                 try:
-                    text, records = _roll_expression(tower, expr, args.save)
+                    text, records = _roll_expression(tower, expr, throws)
                     print(text, flush=True)
                     print(describe_throws(records), flush=True)
                 except DiceError as exc:  # a failed throw: show it, light "attention", keep serving
@@ -477,6 +500,7 @@ def _watch(args: argparse.Namespace) -> int:
     from ...rules.errors import DiceError, printable
 
     interactive = sys.stdout.isatty()
+    throws = ThrowFolder.from_args(args)
     with opened_tower(args) as tower:
         start = time.monotonic()
 
@@ -491,7 +515,7 @@ def _watch(args: argparse.Namespace) -> int:
         tower.listeners.append(show)
         expr = args.expression or tower.config.roll.default
         try:
-            text, records = _roll_expression(tower, expr, args.save)
+            text, records = _roll_expression(tower, expr, throws)
         except DiceError as exc:
             if interactive:
                 print()
@@ -508,9 +532,12 @@ def _config(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
     from ..config import DEFAULT_CONFIG, DEFAULT_PATH, ConfigError, load_config
 
-    if args.check:
+    if args.check is not None:
+        check = Path(args.check or args.config or DEFAULT_PATH)
+        if not (args.check or args.config or check.exists()):  # a named file: load_config says what is wrong
+            raise ConfigError(f"no config file at {check}: give --check FILE")
         try:
-            cfg = load_config(args.check)
+            cfg = load_config(check)
         except ConfigError as exc:  # every problem, each on its own line
             for problem in exc.problems:
                 print(f"dicetower: error: {printable(problem)}", file=sys.stderr)
@@ -518,7 +545,7 @@ def _config(args: argparse.Namespace) -> int:
         what = f"{cfg.camera.backend} camera, {cfg.pins.factory} pins, dice: {cfg.dice.describe()}"
         if cfg.reader.taught:
             what += f", taught: {cfg.reader.taught}"
-        print(f"{args.check}: ok ({what})")
+        print(f"{printable(str(check))}: ok ({what})")
         return 0
     path = args.config or (DEFAULT_PATH if DEFAULT_PATH.is_file() else None)
     cfg = load_config(path) if path else DEFAULT_CONFIG

@@ -78,6 +78,8 @@ class ServerConfig:
     snapshot_rolls: int = 20
     #: the snapshot a /ws client gets on connect, in bytes of JSON at most (oldest rolls left out)
     snapshot_bytes: int = 256 * 1024
+    #: seconds a snapshot is reused for clients that connect (the events after it come from the ring)
+    snapshot_max_age_s: float = 1.0
     photo_cap_bytes: int | None = 512 * 2**20
     #: start on a roll log that does not verify (its problems are recorded in it); else refuse
     accept_broken_log: bool = False
@@ -307,7 +309,11 @@ def create_app(config: ServerConfig) -> Starlette:
                         "limiter": RateLimiter(config.rate_per_second, config.rate_burst),
                         "proxies": proxies,
                         "snapshots": Snapshots(
-                            log, bus, rolls=config.snapshot_rolls, max_bytes=config.snapshot_bytes
+                            log,
+                            bus,
+                            rolls=config.snapshot_rolls,
+                            max_bytes=config.snapshot_bytes,
+                            max_age_s=config.snapshot_max_age_s,
                         ),
                     }
                 finally:

@@ -45,7 +45,8 @@ async def _api_error(request: Request, exc: Exception) -> Response:
 
 async def _field_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestFieldError)
-    extra = {"position": exc.position} if exc.position is not None else {}
+    # position: the 0-based offset code indexes with; column: the 1-based count the message says
+    extra = {"position": exc.position, "column": exc.position + 1} if exc.position is not None else {}
     return error_response(exc.status, exc.message, exc.field, **extra, **exc.extra)
 
 

@@ -23,7 +23,14 @@ _ERROR = {
                 "status": {"type": "integer"},
                 "field": {"type": ["string", "null"], "description": "the request field at fault"},
                 "message": {"type": "string"},
-                "position": {"type": "integer", "description": "0-based offset of a notation error"},
+                "position": {
+                    "type": "integer",
+                    "description": "0-based character offset of a notation error",
+                },
+                "column": {
+                    "type": "integer",
+                    "description": "1-based column of a notation error, as the message counts (position + 1)",
+                },
             },
             "required": ["status", "message"],
         }

@@ -8,7 +8,7 @@ queue overflows or whose send stalls is closed with code 1013 ("fell behind" / "
 queue freed; it reconnects with ``?since=`` and catches up from the ring, as after any drop.
 What is sent is bounded too: events carry bounded roll documents (``views.event_view``), and
 the snapshot on connect is cut to :attr:`snapshot_bytes` (oldest rolls dropped first) and built
-once for every client that connects between two events.
+at most once a second for all the clients that connect (``Snapshots``).
 
 The stream needs the token exactly when rolling does (``guards.require_token``): as
 ``Authorization: Bearer TOKEN`` (scripts), or, since a browser cannot set headers on a
@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import hmac
 import json
+import time
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -74,27 +75,48 @@ class Snapshots:
     """The ``snapshot`` a client that must rebuild its state is sent, at most ``max_bytes`` of JSON.
 
     The last ``rolls`` finished rolls (bounded documents) and the pending ones, newest kept
-    first when they do not all fit. Built once per sequence number: a hundred clients that
-    connect at once cost one read of the log, not a hundred.
+    first when they do not all fit. Built at most once every ``max_age_s`` seconds, however
+    many clients connect and however fast events come: reading the last rolls back from the log
+    takes tens of milliseconds when some are large (two ``1000d1000`` among twenty: about 80 ms),
+    and a hundred clients that connect while rolls pour in would otherwise cost a read each.
+    A client given a snapshot older than the last event is sent the events after it from the
+    ring (:meth:`EventBus.replay`), so it misses nothing.
     """
 
-    def __init__(self, log: RollLog, bus: EventBus, *, rolls: int = 20, max_bytes: int = 256 * 1024) -> None:
+    def __init__(
+        self,
+        log: RollLog,
+        bus: EventBus,
+        *,
+        rolls: int = 20,
+        max_bytes: int = 256 * 1024,
+        max_age_s: float = 1.0,
+    ) -> None:
         self.log = log
         self.bus = bus
         self.rolls = rolls
         self.max_bytes = max_bytes
+        self.max_age_s = max_age_s
+        self.builds = 0  #: how many times the snapshot was built (read back from the log)
         self._lock = asyncio.Lock()
         self._cached: tuple[int, str] | None = None
+        self._built_at = 0.0
 
-    async def text(self) -> tuple[int, str]:
-        """The snapshot's sequence number and its JSON."""
+    async def text(self, *, fresh: bool = False) -> tuple[int, str]:
+        """The snapshot's sequence number and its JSON: the cached one while it is the latest or
+        younger than ``max_age_s`` (unless ``fresh``); events after its number are in the ring."""
         async with self._lock:
             seq = self.bus.seq  # read first: anything later comes as events
-            if self._cached is not None and self._cached[0] == seq:
-                return self._cached
+            cached = self._cached
+            if cached is not None:
+                young = time.monotonic() - self._built_at < self.max_age_s
+                if cached[0] == seq or (young and not fresh):
+                    return cached
             rows = await run_in_threadpool(self.log.list, limit=self.rolls)
             pending = await run_in_threadpool(self.log.pending)
             self._cached = (seq, self._build(seq, rows, pending))
+            self._built_at = time.monotonic()
+            self.builds += 1
             return self._cached
 
     def _build(self, seq: int, rows: list[dict[str, Any]], pending: list[dict[str, Any]]) -> str:
@@ -184,8 +206,12 @@ async def ws_events(websocket: WebSocket) -> None:
         replay = bus.replay(since, q.get("epoch"), last)
         if replay is None or since is None:
             sent, snapshot = await state.snapshots.text()
+            after = bus.replay(sent, bus.epoch, 0)  # what a snapshot built a moment ago does not hold
+            if after is None:  # the ring no longer reaches back to it: build one now
+                sent, snapshot = await state.snapshots.text(fresh=True)
+                after = bus.replay(sent, bus.epoch, 0) or []
             await _send(websocket, snapshot, timeout)
-            replay = [e for e in (replay or []) if e.seq <= sent]  # history before the snapshot
+            replay = [e for e in (replay or []) if e.seq <= sent] + after  # history before it, events after
         await _send(websocket, json.dumps({"type": "hello", "epoch": bus.epoch, "seq": bus.seq}), timeout)
         for event in replay:
             await _send(websocket, event.text, timeout)

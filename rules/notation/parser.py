@@ -96,7 +96,7 @@ class _Parser:
         self.depth += 1
         if self.depth > MAX_NESTING:
             raise RollLimitError(
-                f"expression nests deeper than {MAX_NESTING} levels (at position {self.pos + 1})"
+                f"expression nests deeper than {MAX_NESTING} levels (at column {self.pos + 1})"
             )
 
     # -- grammar ---------------------------------------------------------------------------
@@ -174,7 +174,7 @@ class _Parser:
             inner = self.expr()
             if self.pos >= n or text[self.pos] != ")":
                 expected = ("')'", "+", "-", "*", "/")
-                raise self.error(f"'(' at position {pos + 1} is never closed", expected)
+                raise self.error(f"'(' at column {pos + 1} is never closed", expected)
             self.pos += 1
             self.depth -= 1
             return Group(inner)
@@ -184,7 +184,7 @@ class _Parser:
 
     def side_error(self, sides: int, at: int) -> Exception:
         if sides > MAX_SIDES:
-            return RollLimitError(f"a die has at most {MAX_SIDES} sides, got d{sides} (at position {at + 1})")
+            return RollLimitError(f"a die has at most {MAX_SIDES} sides, got d{sides} (at column {at + 1})")
         return self.error(f"a die needs at least 1 side, got d{sides}", ("number",), at)
 
     def dice(self, count: int, sides_s: str, start: int, end: int) -> Node:
@@ -193,9 +193,7 @@ class _Parser:
         sides_at = end - len(sides_s)
         self.pos = end
         if count > MAX_DICE:
-            raise RollLimitError(
-                f"{count} dice in one term; the limit is {MAX_DICE} (at position {start + 1})"
-            )
+            raise RollLimitError(f"{count} dice in one term; the limit is {MAX_DICE} (at column {start + 1})")
         percent = sides_s == "%"
         if percent:
             sides = 100
@@ -225,7 +223,7 @@ class _Parser:
                 self.pos += 2 if once else 1
                 reroll = Reroll(self.cond(bare=True), once)
                 if not once and all(reroll.cond.matches(v) for v in values):
-                    raise RollLimitError(f"'{reroll}' at position {at + 1} would reroll every value forever")
+                    raise RollLimitError(f"'{reroll}' at column {at + 1} would reroll every value forever")
             elif ch == "!":
                 if explode is not None:
                     raise self.error("a dice term explodes once ('!' given twice)")
@@ -237,7 +235,7 @@ class _Parser:
                 forever = all(cond.matches(v) for v in values) if cond is not None else len(values) == 1
                 if forever:
                     raise RollLimitError(
-                        f"'{explode}' at position {at + 1} would explode on every value forever"
+                        f"'{explode}' at column {at + 1} would explode on every value forever"
                     )
             elif ch == "m" and nxt in ("i", "a"):
                 self.pos += 2
@@ -274,7 +272,7 @@ class _Parser:
         self.ndice += term.physical_dice * times
         if self.ndice > MAX_DICE:
             raise RollLimitError(
-                f"expression throws {self.ndice} dice by position {start + 1}; the limit is {MAX_DICE}"
+                f"expression throws {self.ndice} dice by column {start + 1}; the limit is {MAX_DICE}"
             )
         return term
 
@@ -285,7 +283,7 @@ class _Parser:
         if times < 1:
             raise self.error("a repeat needs at least 1 (x1)", ("number",), times_at)
         if times > MAX_DICE:
-            raise RollLimitError(f"repeat x{times} is more than {MAX_DICE} (at position {times_at + 1})")
+            raise RollLimitError(f"repeat x{times} is more than {MAX_DICE} (at column {times_at + 1})")
         self.checked(term, start, times - 1)  # the first repetition was counted already
         return Repeat(term, times)
 

@@ -83,7 +83,7 @@ def test_escape_sequences_in_notation_are_shown_escaped(capsys: pytest.CaptureFi
     lines = _roll_error(capsys, "1d6\x1b]0;owned\x07+2")
     assert "\x1b" not in "".join(lines) and "\x07" not in "".join(lines)
     assert lines == [
-        "dicetower: error: unexpected '\\x1b' at position 4",
+        "dicetower: error: unexpected '\\x1b' at column 4",
         "  1d6\\x1b]0;owned\\x07+2",
         "     ^",
     ]
@@ -106,10 +106,12 @@ def test_the_caret_stays_in_its_column_after_tabs(capsys: pytest.CaptureFixture[
 
 
 def test_control_characters_in_other_messages_are_escaped(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "wizard-quest", "pool", "--\x1b[2J"]) == 1
+    with pytest.raises(SystemExit) as exc:  # an unknown option: a usage error
+        main(["check", "wizard-quest", "pool", "--\x1b[2J"])
+    assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "\x1b" not in err and "--\\x1b[2J" in err
-    assert len(err.splitlines()) == 1
+    assert len(err.splitlines()) == 2  # the error line and the hint
 
 
 # -- internals in messages ----------------------------------------------------------------------

@@ -86,3 +86,20 @@ def test_top_level_help_lists_every_command() -> None:
     for name in SUBCOMMANDS:
         assert name in _subparsers(build_parser()), name
         assert name in text
+
+
+def test_top_level_help_is_the_full_parsers_and_imports_no_subcommand_module() -> None:
+    # the lazy page lists each command with the help its module registers
+    assert _help(["--help"]) == _help(["--help"], build_parser())
+    code = (
+        "import sys\nfrom dicetower.firmware.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(m for m in sys.modules if m.startswith('dicetower.firmware.cli.')))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(proc.stdout.splitlines()[-1].split())
+    assert loaded and not loaded & {f"dicetower.firmware.cli.{name}" for name in SUBCOMMANDS}, loaded
+    assert _modules_after(["--help"]) == set()

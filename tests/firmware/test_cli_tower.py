@@ -193,3 +193,44 @@ def _wait_for_start(child: Any) -> None:
     assert child.stderr is not None
     line = child.stderr.readline()  # printed once the signal handlers are in and the loop waits
     assert line.startswith("tower ready (sim camera)"), line
+
+
+@pytest.fixture
+def default_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where ``tower config --check`` looks without a path, moved into the test's folder."""
+    import dicetower.firmware.config as config
+
+    path = tmp_path / "etc" / "config.toml"
+    monkeypatch.setattr(config, "DEFAULT_PATH", path)
+    return path
+
+
+def test_config_check_without_a_path_checks_the_default_file(
+    default_config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["tower", "config", "--check"]) == 1  # no file there yet
+    assert (
+        capsys.readouterr().err
+        == f"dicetower: error: no config file at {default_config}: give --check FILE\n"
+    )
+    default_config.parent.mkdir()
+    default_config.write_text('[camera]\nbackend = "sim"\nfps = 30\n[shaker]\nmax_on_ms = 5000\n')
+    assert main(["tower", "config", "--check"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith("dicetower: error: ") for line in err)  # every problem
+    default_config.write_text('[camera]\nbackend = "sim"\n')
+    assert main(["tower", "config", "--check"]) == 0
+    assert capsys.readouterr().out.startswith(f"{default_config}: ok (sim camera")
+
+
+def test_config_check_takes_a_path_or_the_config_option(
+    default_config: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mine = tmp_path / "mine.toml"
+    mine.write_text('[dice]\nplain = "2 white d6"\nwild = "red d6"\n')
+    assert main(["tower", "config", "--check", str(mine)]) == 0
+    assert main(["tower", "config", "--config", str(mine), "--check"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and all(
+        line.startswith(f"{mine}: ok (sim camera, mock pins, dice: 2 white d6") for line in out
+    )

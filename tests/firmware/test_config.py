@@ -202,7 +202,7 @@ def test_checking_camera_names_imports_no_backend() -> None:
         ({"camera": {"tray_colour": "# 12345"}}, ["[camera] tray_colour"]),
         (
             {"roll": {"default": "4d6kh3+"}},
-            ["[roll] default = '4d6kh3+'", "expected a number, dice or '('", "at position 8"],
+            ["[roll] default = '4d6kh3+'", "expected a number, dice or '('", "at column 8"],
         ),
         ({"roll": {"default": "1d20"}}, ["[roll] default = '1d20'", "needs a d20", "holds 5 d6"]),
         (
@@ -292,5 +292,5 @@ def test_check_names_a_bad_roll_default_with_its_position(
     assert len(err) == 2
     assert err[1] == (
         f"dicetower: error: {path}: [roll] default = '4d6kh3+': expression ends too soon:"
-        " expected a number, dice or '(' at position 8"
+        " expected a number, dice or '(' at column 8"
     )

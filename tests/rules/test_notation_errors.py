@@ -48,7 +48,7 @@ def test_syntax_errors_name_the_position(text: str, position: int) -> None:
     err = info.value
     assert err.position == position, err
     assert err.expression == text
-    assert f"position {position + 1}" in str(err)
+    assert str(err).endswith(f"at column {position + 1}") and err.column == position + 1  # counted from 1
 
 
 def test_pretty_draws_a_caret_under_the_error() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import zlib
 from pathlib import Path
 
@@ -189,6 +190,75 @@ def test_a_taught_die_answers_only_with_its_own_faces(taught: tuple[Path, Path, 
     (r,) = model.read(d6, frame, [(0.0, 0.0, 40.0, 40.0)])  # a patch of bare tray
     assert r.face is None or r.face in range(1, 7)
     assert model.kinds() == {"d6", "d20"}
+
+
+def _with_fallback(model: Path, out: Path, on: object) -> Path:
+    """A copy of ``model`` whose numeral dice fall back on the general answer (or not) as ``on`` says."""
+    shutil.copytree(model, out)
+    card = json.loads((out / "taught.json").read_text(encoding="utf-8"))
+    for die in card["dice"]:
+        if die["kind"] != "d6":
+            die["fallback"] = on
+    (out / "taught.json").write_text(json.dumps(card), encoding="utf-8")
+    return out
+
+
+def test_a_card_whose_fallback_is_not_a_boolean_is_refused(
+    taught: tuple[Path, Path, dict], tmp_path: Path
+) -> None:
+    _read, model_dir, _card = taught
+    with pytest.raises(TaughtModelError, match="fallback must be true or false"):
+        TaughtModel(_with_fallback(model_dir, tmp_path / "odd", "yes"))
+
+
+def test_a_numeral_die_falls_back_on_the_general_answer_only_as_its_held_back_rolls_say(
+    taught: tuple[Path, Path, dict],
+) -> None:
+    _read, _model_dir, card = taught
+    dice = {d["id"]: d for d in card["dice"]}
+    assert "fallback" not in dice["white d6"]["figures"] and dice["white d6"]["fallback"] is False
+    asked = dice["blue d20"]["figures"]["fallback"]
+    assert asked["asked"] == dice["blue d20"]["figures"]["unreadable"]  # every die the head left unread
+    assert asked["right"] + asked["wrong"] <= asked["asked"]
+    assert dice["blue d20"]["fallback"] is (asked["right"] > 0 and asked["wrong"] == 0)
+    fell_back = sum(d["figures"]["fallback"]["right"] for d in card["dice"] if d["fallback"])
+    assert card["held_back_read"]["right"] == card["held_back"]["right"] + fell_back
+    assert card["held_back_read"]["wrong"] == card["held_back"]["wrong"]
+
+
+def test_the_general_answer_reads_only_dice_the_head_doubts(
+    taught: tuple[Path, Path, dict], tmp_path: Path
+) -> None:
+    read, model_dir, _card = taught
+    on = _with_fallback(model_dir, tmp_path / "on", True)
+    off = _with_fallback(model_dir, tmp_path / "off", False)
+    readers = {name: open_taught_reader(m) for name, m in (("on", on), ("off", off))}
+    assert readers["on"].fallback is not None and readers["off"].fallback is None
+    changed = 0
+    for image in sorted((read / "images").iterdir()):
+        frame = cv2.imread(str(image))
+        a, b = readers["on"].read(frame), readers["off"].read(frame)
+        for x, y in zip(a.dice, b.dice, strict=True):
+            if (x.face, x.reason) != (y.face, y.reason):
+                changed += 1
+                assert y.face is None and x.face in range(1, 21)  # only a die the head left unread
+        # drift sees the head's own confidences either way
+        assert readers["on"].last_taught == readers["off"].last_taught
+
+
+def test_the_general_answer_keeps_to_the_dice_faces(taught: tuple[Path, Path, dict]) -> None:
+    read, model_dir, _card = taught
+    reader = open_taught_reader(_with_fallback(model_dir, model_dir.parent / "faces", True))
+    assert reader.fallback is not None
+    answered = 0
+    for image in sorted((read / "images").iterdir()):
+        frame = cv2.imread(str(image))
+        boxes = [d.box for d in reader.general.read(frame).dice]
+        for odd in reader.fallback.read(frame, boxes, "d20", (1, 3, 5)):
+            assert odd.face in (None, 1, 3, 5)
+        answered += sum(r.face is not None for r in reader.fallback.read(frame, boxes, "d20", range(1, 21)))
+        assert all(r.face is None for r in reader.fallback.read(frame, boxes, "d10", range(10)))
+    assert answered > 0  # the general reader reads blue d20s: the check above is not empty
 
 
 def test_a_face_seen_too_rarely_is_refused_by_name(tmp_path: Path) -> None:

@@ -11,7 +11,10 @@ For each taught die (:mod:`.teaching`), in the order its photos were rolled:
    most of them right with none wrong are kept, and the die's threshold is set just above the
    surest wrong answer there (never below :data:`MIN_THRESHOLD`);
 4. the held-back right, wrong and unreadable counts, their 95 % intervals and the per-face
-   reject rates go into the card.
+   reject rates go into the card;
+5. for a numeral die the general reader reads, the general answer is asked about the held-back
+   dice the head left unreadable (:mod:`.fallback`); the die falls back on it when it read some
+   of them right and none wrong.
 
 The fit refuses, naming the die and the faces, when a face was named fewer than
 :data:`MIN_PER_FACE` times, and when the held-back wrong rate could be over
@@ -34,11 +37,12 @@ import numpy as np
 from ..eval.intervals import binomial_bounds, binomial_upper
 from ..imageio import ImageError, load_image_info
 from .body import learn_body
+from .fallback import GeneralAnswer, can_fall_back, held_back_fallback
 from .features import NETWORKS, Backbone, Network, TaughtModelError, networks_for
 from .head import Head, fit_head
 from .model import CARD, SCHEMA, TaughtDieCard, network_file
 from .onnxfile import write_taught_network
-from .samples import Sample, SampleCache
+from .samples import Sample, SampleCache, example_box
 from .teaching import TaughtDie, TeachingSet, hold_back_split, read_teaching_set
 from .telling import IDENTITY_NETWORK, fit_telling
 from .tray import derive_tray
@@ -159,6 +163,7 @@ class _Fitted:
     strength: float
     figures: dict[str, Any]
     body: Any
+    fallback: bool = False
 
 
 def _held_back_right(head: Head, held: Sample) -> tuple[int, float]:
@@ -205,6 +210,36 @@ def _fit_die(
     figures["fitted_photos"] = len({e.line for e in fitted_ex})
     body = learn_body(body_source.crops, body_source.sides)
     return _Fitted(die, network, head, thr, strength, figures, body)
+
+
+def _general_answer() -> GeneralAnswer | None:
+    """The shipped general numeral reader, or None when its models are not installed."""
+    from ..reader import open_reader
+
+    general = open_reader(None, numerals=True)
+    if general.numerals is None or general.glyphs is None:
+        return None
+    return GeneralAnswer(general.numerals, general.glyphs)
+
+
+def _decide_fallback(
+    f: _Fitted, faces: tuple[int, ...], samples: SampleCache, opts: FitOptions, answer: GeneralAnswer
+) -> None:
+    """Ask the general answer about the held-back dice ``f``'s head left unreadable; record it."""
+    _fitted, held_ex = hold_back_split(f.die.examples, opts.hold_back)
+    held_ex = [e for e in held_ex if e.image in samples.photos]
+    held = samples.get(f.die, faces, f.network, fitted=False)
+    if len(held.labels) != len(held_ex):  # one row per held-back example, as reading reads it
+        raise TaughtModelError(f"{f.die.id}: held-back rows do not match its examples")
+    conf = f.head.probabilities(held.features).max(axis=1)
+    unsure = []
+    for row in np.flatnonzero(conf < f.threshold):
+        e = held_ex[int(row)]
+        frame, scale = samples.photos[e.image]
+        unsure.append((frame, example_box(e, frame, scale), e.face))
+    figures = held_back_fallback(answer, f.die.kind, faces, unsure)
+    f.figures["fallback"] = figures
+    f.fallback = bool(figures["used"])
 
 
 def _check_counts(die: TaughtDie, faces: tuple[int, ...], opts: FitOptions) -> None:
@@ -289,6 +324,10 @@ def _fit_model(
     for die in teaching.dice:
         log(f"fitting the {die.id} ({len(die.examples)} crops)")
         fitted.append(_fit_die(die, die_faces[die.id], samples, opts))
+    answer = _general_answer() if any(can_fall_back(f.die.kind) for f in fitted) else None
+    for f in fitted:
+        if answer is not None and can_fall_back(f.die.kind):
+            _decide_fallback(f, die_faces[f.die.id], samples, opts, answer)
     telling = fit_telling(teaching.dice, die_faces, samples) if len(teaching.dice) > 1 else None
     if telling is not None:
         log(f"telling the dice apart: {telling.figures['right']} of {telling.figures['dice']} held-back dice")
@@ -329,6 +368,7 @@ def _fit_model(
                     f.threshold,
                     f.body,
                     {**f.figures, "strength": f.strength},
+                    f.fallback,
                 )
             )
             row += n
@@ -349,6 +389,8 @@ def _fit_model(
     notes.append(tray_note)
     log(tray_note)
     lo, hi = binomial_bounds(right_held, dice_held) if dice_held else (0.0, 1.0)
+    fell_back = sum(f.figures["fallback"]["right"] for f in fitted if f.fallback)
+    lo_fb, hi_fb = binomial_bounds(right_held + fell_back, dice_held) if dice_held else (0.0, 1.0)
     seconds = time.perf_counter() - t0
     card = {
         "schema": SCHEMA,
@@ -364,6 +406,15 @@ def _fit_model(
             "wrong": wrong_held,
             "unreadable": dice_held - right_held - wrong_held,
             "right_interval": [round(lo, 4), round(hi, 4)],
+            "wrong_upper": round(wrong_upper, 4),
+        },
+        # the same dice read as the model reads them: heads, and the general answer where chosen
+        "held_back_read": {
+            "dice": dice_held,
+            "right": right_held + fell_back,
+            "wrong": wrong_held,
+            "unreadable": dice_held - right_held - fell_back - wrong_held,
+            "right_interval": [round(lo_fb, 4), round(hi_fb, 4)],
             "wrong_upper": round(wrong_upper, 4),
         },
         "networks": {

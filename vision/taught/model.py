@@ -62,6 +62,8 @@ class TaughtDieCard:
     threshold: float
     body: Body
     figures: dict[str, Any]
+    #: below its threshold, take the general reader's sure answer (:mod:`.fallback`), as the fit chose
+    fallback: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +76,7 @@ class TaughtDieCard:
             "threshold": round(self.threshold, 4),
             "body": self.body.to_json(),
             "figures": self.figures,
+            "fallback": self.fallback,
         }
 
     @classmethod
@@ -83,6 +86,9 @@ class TaughtDieCard:
             faces = tuple(int(f) for f in obj["faces"])
             rows = (int(obj["rows"][0]), int(obj["rows"][1]))
             threshold = float(obj["threshold"])
+            fallback = obj.get("fallback", False)
+            if not isinstance(fallback, bool):
+                raise ValueError(f"fallback must be true or false, not {fallback!r}")
             card = cls(
                 str(obj["id"]),
                 kind,
@@ -93,6 +99,7 @@ class TaughtDieCard:
                 threshold,
                 Body.from_json(obj["body"]),
                 dict(obj.get("figures", {})),
+                fallback,
             )
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise TaughtModelError(f"{where}: a taught die is malformed ({exc})") from None

@@ -7,7 +7,9 @@ head (:class:`~.model.TaughtModel`), which answers only with that die's faces or
 ``low_confidence``. A die no taught body is near keeps the general reader's reading, so a
 tray may mix taught and untaught dice. A die the general reader could not read for a reason of
 its own (cut off by the frame, too small, blurred, touching, cocked) stays unreadable: those
-are facts about the photo, not about which face is up.
+are facts about the photo, not about which face is up. A taught die its head is unsure of
+takes the general numeral reader's sure answer when the fit chose so for that die
+(:mod:`.fallback`: it read some held-back dice the head abstained on, and none wrong).
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from ..kinds import label_of
 from ..reader import FrameReader, open_reader
 from ..reading import DieReading, Reading, ReadStatus, UnreadableReason
 from .body import MAX_DELTA_E, body_distance, colour_distance
-from .model import TaughtDieCard, TaughtModel
+from .fallback import GeneralAnswer
+from .model import TaughtDieCard, TaughtModel, TaughtRead
+
+Box = tuple[float, float, float, float]
 
 __all__ = ["FORBIDDEN", "REREAD", "TELL_WEIGHT", "TaughtFrameReader", "open_taught_reader"]
 
@@ -43,9 +48,13 @@ class TaughtFrameReader:
     figure of how sure the taught reader is (the tower's drift check).
     """
 
-    def __init__(self, model: TaughtModel, general: FrameReader) -> None:
+    def __init__(
+        self, model: TaughtModel, general: FrameReader, fallback: GeneralAnswer | None = None
+    ) -> None:
         self.model = model
         self.general = general
+        #: the general answer for the dice whose card falls back on it (None: no die does)
+        self.fallback = fallback
         self.last_taught: list[tuple[str, float]] = []
 
     def match(self, frame: np.ndarray, dice: list[DieReading]) -> list[TaughtDieCard | None]:
@@ -98,8 +107,9 @@ class TaughtFrameReader:
         self.last_taught = []
         for identity, indices in wanted.items():
             taught = cards[identity]
-            reads = self.model.read(taught, frame, [dice[i].box for i in indices])
-            for i, r in zip(indices, reads, strict=True):
+            head = self.model.read(taught, frame, [dice[i].box for i in indices])
+            reads = self._fall_back(taught, frame, [dice[i].box for i in indices], head)
+            for i, r, h in zip(indices, reads, head, strict=True):
                 dice[i] = replace(
                     dice[i],
                     kind=taught.kind,
@@ -109,9 +119,24 @@ class TaughtFrameReader:
                     confidence=r.confidence,
                     face_centre=None,
                 )
-                self.last_taught.append((identity, r.confidence))
+                # drift follows the head's own sureness, as the card's held-back figures do
+                self.last_taught.append((identity, h.confidence))
         timings = {**reading.timings_ms, "taught": (time.perf_counter() - t0) * 1000.0}
         return replace(reading, dice=tuple(dice), timings_ms=timings)
+
+    def _fall_back(
+        self, taught: TaughtDieCard, frame: np.ndarray, boxes: list[Box], head: list[TaughtRead]
+    ) -> list[TaughtRead]:
+        """``head``, with the general answer where the head is unsure and the card falls back."""
+        unsure = [k for k, r in enumerate(head) if r.face is None]
+        if not (taught.fallback and self.fallback is not None and unsure):
+            return head
+        reads = list(head)
+        general = self.fallback.read(frame, [boxes[k] for k in unsure], taught.kind, taught.faces)
+        for k, g in zip(unsure, general, strict=True):
+            if g.face is not None:
+                reads[k] = g
+        return reads
 
 
 def open_taught_reader(
@@ -121,12 +146,16 @@ def open_taught_reader(
 
     ``numerals`` turns the general reader's kinds on (default: when a taught die is not a pip
     d6, since its body is found and its kind named by the numeral network). The general
-    upright-numeral reader, slow and unneeded for a taught die's face, is left out when kinds
-    are on only for taught dice; pass ``numerals=True`` to read untaught numeral dice too.
+    upright-numeral reader, slow and unneeded for a taught die's face, is left out of reading every
+    die when kinds are on only for taught dice (it answers only for the dice a taught head doubts
+    whose card falls back); pass ``numerals=True`` to read untaught numeral dice too.
     """
     taught = model if isinstance(model, TaughtModel) else TaughtModel(model)
     need = any(d.kind != "d6" for d in taught.dice)
     general = open_reader(models, numerals=bool(numerals) or need)
+    fallback = None
+    if any(d.fallback for d in taught.dice) and general.numerals is not None and general.glyphs is not None:
+        fallback = GeneralAnswer(general.numerals, general.glyphs)  # asked only for dice their heads doubt
     if not numerals:
         general.glyphs = None
-    return TaughtFrameReader(taught, general)
+    return TaughtFrameReader(taught, general, fallback)

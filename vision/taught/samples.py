@@ -23,7 +23,7 @@ from ..faces.pips import crop_die
 from .features import READ_TURNS, TURN_STEP, Backbone, Network, network_crops, upright_turns
 from .teaching import Example, TaughtDie, hold_back_split
 
-__all__ = ["WHOLE_TURN", "Sample", "SampleCache", "read_turns", "sample"]
+__all__ = ["WHOLE_TURN", "Sample", "SampleCache", "example_box", "read_turns", "sample"]
 
 #: Degrees between the turns a fitted crop of the whole die is read at.
 WHOLE_TURN = 30
@@ -45,7 +45,8 @@ def read_turns() -> np.ndarray:
     return np.arange(READ_TURNS) * (360.0 / READ_TURNS)
 
 
-def _box(example: Example, frame: np.ndarray, scale: float) -> tuple[float, float, float, float]:
+def example_box(example: Example, frame: np.ndarray, scale: float) -> tuple[float, float, float, float]:
+    """The example's box in frame pixels (the whole frame when it has none)."""
     h, w = frame.shape[:2]
     if example.box is None:
         return (0.0, 0.0, float(w), float(h))
@@ -75,7 +76,7 @@ def sample(
         if loaded is None:
             continue
         frame, scale = loaded
-        box = _box(e, frame, scale)
+        box = example_box(e, frame, scale)
         count += 1
         crops.append(crop_die(frame, box, size=64))
         sides.append(max(box[2], box[3]) / max(scale, 1e-6))

@@ -18,6 +18,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from ...photo_cap import oldest_over_cap
 from .store import file_sha256, folder_name
 
 __all__ = ["MAX_NOTE_FILES", "PhotoRecord", "plan_prune", "remove_files", "sort_photo_dir"]
@@ -30,21 +31,23 @@ PhotoRecord = tuple[int, str, int, "str | None"]
 
 
 def plan_prune(db: sqlite3.Connection, cap: int) -> list[PhotoRecord]:
-    """The oldest served files whose removal brings the rest under ``cap`` bytes."""
+    """The oldest served files whose removal brings the rest under ``cap`` bytes.
+
+    The choice is :func:`~dicetower.firmware.photo_cap.oldest_over_cap`'s, the one the CLI's
+    throw folder is pruned by; the rows are streamed to it in batches, oldest roll first.
+    """
     used = db.execute("SELECT COALESCE(SUM(bytes), 0) FROM photos WHERE pruned = 0").fetchone()[0]
     if used <= cap:
         return []
-    out: list[PhotoRecord] = []
     cur = db.execute(
         "SELECT roll_id, name, bytes, sha256 FROM photos WHERE pruned = 0 ORDER BY roll_id, name"
     )
-    for batch in iter(lambda: cur.fetchmany(500), []):
-        for r in batch:
-            if used <= cap:
-                return out
-            out.append((int(r[0]), str(r[1]), int(r[2]), r[3]))
-            used -= int(r[2])
-    return out
+    rows = (
+        ((int(r[0]), str(r[1]), int(r[2]), r[3]), int(r[2]))
+        for batch in iter(lambda: cur.fetchmany(500), [])
+        for r in batch
+    )
+    return oldest_over_cap(rows, used, cap)
 
 
 def remove_files(photo_dir: Path, files: list[tuple[int, str]]) -> None:

@@ -81,15 +81,48 @@
     return tile;
   }
 
+  // Badge colours, one meaning each (docs/server.md, "Badge colours"); every badge says its
+  // meaning in its title, so a yellow success reads "critical success" on hover and in text.
+  const TONES = {
+    success: "green: the roll succeeded",
+    critical: "yellow: a critical, the best result the rules give",
+    failure: "grey: the roll did not succeed",
+    botch: "red: a botch, the worst result the rules give",
+    failed: "red: the tower could not make the roll",
+    neutral: "plain: an outcome that is neither a success nor a failure (a side, a value)",
+  };
+  const SUCCESS = new Set(["success", "hit", "win"]);
+  const FAILURE = new Set(["failure", "miss", "lose", "stalemate"]);
+  const CRITICAL = new Set(["critical", "triple-critical", "death-blow"]);
+
+  function toneOf(roll) {
+    if (roll.status === "failed") return "failed";
+    if (roll.botch || roll.outcome === "botch") return "botch";
+    if (roll.critical || CRITICAL.has(roll.outcome)) return "critical";
+    if (SUCCESS.has(roll.outcome)) return "success";
+    if (FAILURE.has(roll.outcome)) return "failure";
+    return "neutral";
+  }
+
+  // The first line of the server's reason, for a one-line display; the whole of it goes in the title.
+  function shortReason(roll) {
+    const text = String(roll.error || "the roll failed").trim();
+    return text.split("\n")[0];
+  }
+
   function badgeFor(roll) {
-    if (roll.status === "failed") return el("span", "badge failed", "failed");
-    if (!roll.outcome) return null;
-    const b = el("span", `badge ${roll.outcome}`, roll.outcome.replace(/_/g, " "));
-    if (roll.critical) b.classList.add("critical");
-    if (roll.botch) b.classList.add("botch");
+    const tone = toneOf(roll);
+    if (tone !== "failed" && !roll.outcome) return null;
+    let text = tone === "failed" ? "failed" : roll.outcome.replace(/_/g, " ");
+    // a flag the outcome's name does not already say ("success" with a critical wild die)
+    if (tone === "critical" && !/crit|death/.test(text)) text = `critical ${text}`;
+    if (tone === "botch" && !/botch|crit/.test(text)) text = `botched ${text}`;
+    const b = el("span", `badge tone-${tone}`, text);
+    b.dataset.tone = tone;
     if (typeof roll.degree === "number" && roll.degree !== 0) {
       b.textContent += ` ${roll.degree > 0 ? "+" : ""}${roll.degree}`;
     }
+    b.title = `${text}: ${TONES[tone]}${tone === "failed" ? `\n${roll.error || "the roll failed"}` : ""}`;
     return b;
   }
 
@@ -133,7 +166,9 @@
     if (roll.status === "failed") {
       summary.appendChild(badgeFor(roll));
       card.appendChild(summary);
-      card.appendChild(el("div", "error", roll.error || "the roll failed"));
+      const why = el("div", "error", shortReason(roll));
+      why.title = roll.error || "the roll failed";
+      card.appendChild(why);
       return;
     }
     const total = el("div", "total", roll.total);
@@ -164,6 +199,11 @@
       if (roll.status !== "failed") li.appendChild(el("span", "tot", roll.total));
       const badge = badgeFor(roll);
       if (badge) li.appendChild(badge);
+      if (roll.status === "failed") {
+        const why = el("span", "why", shortReason(roll));
+        why.title = roll.error || "the roll failed";
+        li.appendChild(why);
+      }
       list.appendChild(li);
     }
   }

@@ -93,7 +93,7 @@ def test_rolls_are_listed_paged_and_filtered(config: ServerConfig) -> None:
             "params.luck",
             "unknown parameter",
         ),
-        ({"notation": "4d6+"}, 422, "notation", "position"),
+        ({"notation": "4d6+"}, 422, "notation", "at column 5"),
         ({"notation": "1d6", "colour": "red"}, 422, "colour", "unknown field"),
         ({"notation": "1d6", "roller": "x" * 41}, 422, "roller", "at most 40"),
         ({"notation": "1d6", "system": "wcrpg"}, 422, "notation", "not both"),
@@ -115,7 +115,8 @@ def test_bad_roll_requests_name_the_field_and_write_nothing(
 def test_notation_error_gives_the_position(config: ServerConfig) -> None:
     with TestClient(create_app(config)) as client:
         error = client.post("/api/rolls", json={"notation": "2d6 + * 3"}).json()["error"]
-    assert error["field"] == "notation" and error["position"] == 6
+    assert error["field"] == "notation" and error["position"] == 6  # 0-based: "2d6 + * 3"[6] == "*"
+    assert error["column"] == 7 and error["message"].endswith("at column 7")  # what the message counts
 
 
 @pytest.mark.parametrize(

@@ -96,6 +96,29 @@ def test_the_snapshot_is_bounded_in_bytes_newest_rolls_first(config: ServerConfi
     assert again == text  # no event in between: the same snapshot, built once
 
 
+def test_a_reused_snapshot_is_followed_by_every_event_after_it(config: ServerConfig) -> None:
+    config = replace(config, rate_per_second=0, snapshot_max_age_s=3600)
+    with TestClient(create_app(config)) as client:
+        first = client.post("/api/rolls", json={"notation": "2d6"}).json()["id"]
+        _finished(client, first)
+        with client.websocket_connect("/ws?last=0") as ws:
+            old = json.loads(ws.receive_text())
+        later = [client.post("/api/rolls", json={"notation": "1d6"}).json()["id"] for _ in range(3)]
+        _finished(client, later[-1])
+        with client.websocket_connect("/ws?last=0") as ws:
+            snap = json.loads(ws.receive_text())
+            assert ws.receive_json()["type"] == "hello"
+            last = client.post("/api/rolls", json={"notation": "1d4"}).json()["id"]
+            seqs: list[int] = []
+            for _ in range(100):  # bounded: the events of five rolls
+                msg = ws.receive_json()
+                seqs.append(msg["seq"])
+                if msg["type"] == "result" and msg["id"] == last:
+                    break
+    assert snap == old and [r["id"] for r in snap["rolls"]] == [first]  # the same snapshot, not read again
+    assert seqs == list(range(old["seq"] + 1, seqs[-1] + 1))  # then every event after it, none missed
+
+
 @pytest.mark.slow
 def test_clients_that_never_read_are_dropped_and_the_server_answers(config: ServerConfig) -> None:
     config = replace(
