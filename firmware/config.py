@@ -63,6 +63,7 @@ Example (every key, with its default; see ``docs/tower.md``)::
 
     [roll]
     default = "4d6kh3"      # what the start button rolls
+    max_throws = 20         # the most throws a served roll's initial dice may take (and its follow-ups)
 
     [reader]
     taught = ""             # a taught model's folder (dicetower teach fit), relative to this file
@@ -273,7 +274,12 @@ class CycleConfig:
 
 @dataclass(frozen=True)
 class RollConfig:
+    """``max_throws`` bounds what one request to ``dicetower serve`` costs the tower (docs/limits.md):
+    its initial dice in at most that many throws (refused before the first throw if more), and
+    its follow-ups (explosions, rerolls) in at most that many more."""
+
     default: str = field(default="4d6kh3", metadata=_opt(text(200)))
+    max_throws: int = field(default=20, metadata=_opt(int_in(1, 200)))
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--data", type=Path, default=None, help="roll log and photos (DICETOWER_DATA_DIR)")
     p.add_argument("--require-token", action="store_true", help="ask for the bearer token even on loopback")
     p.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=None,
+        metavar="ADDR",
+        help="a reverse proxy (address or network) whose X-Forwarded-For names the client; repeatable "
+        "(DICETOWER_TRUSTED_PROXIES, comma-separated; default none: the header is ignored)",
+    )
+    p.add_argument(
         "--rate", type=float, default=None, help="rolls per second per client (0: no limit; default 2)"
     )
     p.add_argument("--burst", type=int, default=10, help="rolls a client may send at once (default 10)")
@@ -118,11 +126,11 @@ def _config_mqtt(args: argparse.Namespace, cfg: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from ...rules.errors import printable
     from ..photo_cap import photo_cap_bytes
+    from ..server import listen
     from ..server.app import ServerConfig, create_app
+    from ..server.clients import TrustedProxies
     from ..server.rolling import DiceSupply, RandomSupply
     from ..server.rolllog import check_log, default_data_dir
     from ..server.tower_supply import TowerSupply
@@ -132,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
     port = args.port if args.port is not None else int(_env("PORT", "8080"))
     data_dir = args.data or default_data_dir()
     rate = args.rate if args.rate is not None else float(_env("RATE", "2"))
+    proxies = args.trusted_proxy if args.trusted_proxy is not None else _env("TRUSTED_PROXIES", "").split(",")
+    trusted = TrustedProxies(proxies)  # checked now: a mistyped proxy fails before the server starts
     photo_cap = photo_cap_bytes(args.photo_cap_mb)
     teach_dir = args.teach or (Path(_env("TEACH_DIR", "")) if _env("TEACH_DIR", "") else None)
     if teach_dir is not None:
@@ -174,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
         supply_factory=open_supply,
         announce_token=_announce,
         teach_dir=teach_dir,
+        trusted_proxies=tuple(str(n) for n in trusted.networks),
         accept_broken_log=args.accept_broken_log,
         log_check=check,
         mqtt=mqtt,
@@ -186,5 +197,5 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    uvicorn.run(create_app(config), host=host, port=port, log_level="warning", ws="websockets-sansio")
+    listen.serve(create_app(config), host, port)
     return 0

@@ -101,8 +101,12 @@ class RequestDesk:
         base = {"request_id": request_id, "tower": self.tower}
         try:
             check_token(message.get("token"), self.state["token"])
-            roll_id, place = await accept_roll(
-                message.get("roll"), f"mqtt:{who}", limiter=self.state["limiter"], queue=self.state["queue"]
+            roll_id, place, plan = await accept_roll(
+                message.get("roll"),
+                f"mqtt:{who}",
+                supply=self.state["supply"],
+                limiter=self.state["limiter"],
+                queue=self.state["queue"],
             )
         except (ApiError, RequestFieldError, QueueFullError) as exc:
             self.reply(reply_to, {**base, "status": "refused", "error": _error_body(exc)})
@@ -110,7 +114,7 @@ class RequestDesk:
         self._open[roll_id] = (reply_to, request_id)
         while len(self._open) > MAX_OPEN_REQUESTS:
             self._open.popitem(last=False)
-        self.reply(reply_to, {**base, "status": "queued", "id": roll_id, "place": place})
+        self.reply(reply_to, {**base, "status": "queued", "id": roll_id, "place": place, **plan.to_json()})
 
     def answer(self, roll_id: int, status: str, roll: dict[str, Any]) -> None:
         """The roll ``roll_id`` finished: answer its request, if one came over MQTT."""

@@ -4,7 +4,9 @@ Why a module of its own: ``POST /api/rolls`` and a request arriving over MQTT
 (:mod:`dicetower.firmware.mqtt`) must refuse the same things the same way: a missing or wrong
 token, a body that is not a roll, a caller over its rate, a full queue. Each refusal is the
 exception the API maps (:class:`~.guards.ApiError`, :class:`~.rolling.RequestFieldError`,
-:class:`~.rollqueue.QueueFullError`), so an MQTT reply can carry the same status and field.
+:class:`~.rollqueue.QueueFullError`), so an MQTT reply can carry the same status and field. A roll
+is planned before it is queued (:func:`~.planning.plan_roll`): what the tower cannot throw, or
+would take more throws than one request may, is refused before the first throw.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ import hmac
 from typing import Any
 
 from .guards import ApiError
-from .rolling import parse_roll_request
+from .planning import RollPlan, plan_roll
+from .rolling import DiceSupply, parse_roll_request
 from .rollqueue import RollQueue
 from .security import RateLimiter
 
@@ -30,15 +33,20 @@ def check_token(given: Any, token: str | None, field_name: str = "token") -> Non
         raise ApiError(401, "the token is not this server's token", field_name=field_name)
 
 
-async def accept_roll(body: Any, client: str, *, limiter: RateLimiter, queue: RollQueue) -> tuple[int, int]:
-    """Validate ``body``, charge ``client``'s rate, queue the roll; its id and place.
+async def accept_roll(
+    body: Any, client: str, *, supply: DiceSupply, limiter: RateLimiter, queue: RollQueue
+) -> tuple[int, int, RollPlan]:
+    """Validate and plan ``body`` on ``supply``, charge ``client``'s rate, queue the roll; its id,
+    place and plan (the throws it needs and the bound, which the answer states).
 
     The caller has checked the token (HTTP reads it from a header, MQTT from the request).
     """
     roll = parse_roll_request(body)
+    plan = plan_roll(roll, supply)  # refused here, not after the first throw
     wait = limiter.allow(client)
     if wait:
         raise ApiError(
             429, f"too many rolls from {client}; wait {wait:.1f} s", retry_after=max(1, round(wait))
         )
-    return await queue.submit(roll, client)
+    roll_id, place = await queue.submit(roll, client)
+    return roll_id, place, plan

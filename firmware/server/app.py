@@ -4,15 +4,13 @@
 the roll log (checked first: a log that does not verify is refused unless ``accept_broken_log``;
 then rolls left in flight by a crash are failed and stray photos set aside), the dice supply,
 the event bus and the teach folder (when one is given), starts the one roll worker, and yields them as request
-state: nothing lives in module globals. Errors are mapped once in ``exception_handlers``: every 4xx is
-``{"error": {"status", "field", "message"}}``.
+state: nothing lives in module globals. Errors are mapped once (``errors.py``): every 4xx and 5xx
+is ``{"error": {"status", "field", "message"}}``.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from importlib import resources
@@ -21,37 +19,38 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
 from ..mqtt.link import mqtt_link
 from ..mqtt.settings import MqttConfig
 from .accepting import accept_roll
+from .clients import TrustedProxies, client_address
+from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
 from .events import EventBus
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
 from .guards import ApiError, json_body, require_token
 from .openapi import openapi_schema
-from .rolling import DiceSupply, RandomSupply, RequestFieldError
+from .rolling import DiceSupply, RandomSupply
 from .rolllog import LogReader, StartCheck, check_log, open_served_log
-from .rollqueue import QueueFullError, RollQueue
+from .rollqueue import RollQueue
 from .security import (
     BodyLimitMiddleware,
-    BodyTooLargeError,
     RateLimiter,
     SecurityHeadersMiddleware,
     is_loopback,
     load_or_create_token,
 )
+from .stream import Snapshots, ws_events
 from .teach import TeachSession, teach_routes
 from .views import roll_summary, roll_view
 
-__all__ = ["ApiError", "ServerConfig", "create_app"]
+__all__ = ["MAX_ROLL_ID", "ApiError", "ServerConfig", "create_app"]
 
 
 @dataclass
@@ -68,9 +67,21 @@ class ServerConfig:
     max_body_bytes: int = 16 * 1024
     max_waiting: int = 100
     event_history: int = 2000
+    #: the event ring's text, in bytes, at most (older events then need a snapshot)
+    event_history_bytes: int = 16 * 2**20
     replay_last: int = 50
+    #: events, and bytes of them, one /ws client may have waiting before it is closed (1013)
     client_queue: int = 1024
+    client_queue_bytes: int = 2**20
+    #: seconds one send to a /ws client may take before it is closed as too slow (1013)
+    send_timeout_s: float = 10.0
+    #: /ws clients at once; one more is refused (503)
+    max_ws_clients: int = 500
     snapshot_rolls: int = 20
+    #: the snapshot a /ws client gets on connect, in bytes of JSON at most (oldest rolls left out)
+    snapshot_bytes: int = 256 * 1024
+    #: seconds a snapshot is reused for clients that connect (the events after it come from the ring)
+    snapshot_max_age_s: float = 1.0
     photo_cap_bytes: int | None = 512 * 2**20
     #: start on a roll log that does not verify (its problems are recorded in it); else refuse
     accept_broken_log: bool = False
@@ -85,39 +96,12 @@ class ServerConfig:
     announce_token: Callable[[str, Path], None] | None = None
     #: publish rolls and status to an MQTT broker, take requests from it (``[mqtt]``; docs/towers.md)
     mqtt: MqttConfig | None = None
+    #: reverse proxies (addresses or networks) whose X-Forwarded-For names the client (``clients.py``)
+    trusted_proxies: tuple[str, ...] = ()
 
     @property
     def token_required(self) -> bool:
         return self.require_token if self.require_token is not None else not is_loopback(self.host)
-
-
-def _error(status: int, message: str, field_name: str | None = None, **extra: Any) -> JSONResponse:
-    body: dict[str, Any] = {"status": status, "field": field_name, "message": message, **extra}
-    headers = {"Retry-After": str(extra["retry_after"])} if "retry_after" in extra else None
-    return JSONResponse({"error": body}, status_code=status, headers=headers)
-
-
-async def _api_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, ApiError)
-    return _error(exc.status, exc.message, exc.field, **exc.extra)
-
-
-async def _field_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, RequestFieldError)
-    return _error(exc.status, exc.message, exc.field, **exc.where())
-
-
-async def _http_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    return _error(exc.status_code, str(exc.detail))
-
-
-async def _too_large(request: Request, exc: Exception) -> Response:
-    return _error(413, str(exc), "body")
-
-
-async def _queue_full(request: Request, exc: Exception) -> Response:
-    return _error(503, str(exc), retry_after=1)
 
 
 # -- helpers ----------------------------------------------------------------------------
@@ -128,7 +112,25 @@ def _state(request: Request | WebSocket) -> Any:
 
 
 def _client(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
+    """The client to rate-limit and log: the peer, or whom a trusted proxy names (``clients.py``)."""
+    peer = request.client.host if request.client else None
+    return client_address(peer, request.headers.getlist("x-forwarded-for"), _state(request).proxies)
+
+
+#: the largest roll id (SQLite's INTEGER is 64-bit signed); a larger one in a URL is no roll
+MAX_ROLL_ID = 2**63 - 1
+#: the largest throw index or die slot in a photo URL (a roll has at most 1000 dice)
+_MAX_PHOTO_INDEX = 1_000_000
+
+
+def _roll_id(request: Request) -> int:
+    """The URL's roll id; one beyond 64 bits cannot be in the log, so it is a 404, not an overflow."""
+    roll_id: int = request.path_params["roll_id"]
+    if roll_id > MAX_ROLL_ID:
+        raise ApiError(
+            404, f"no roll {str(roll_id)[:24]}...: roll ids are at most {MAX_ROLL_ID}", field_name="roll_id"
+        )
+    return roll_id
 
 
 def _int_query(request: Request, name: str, default: int | None, lo: int, hi: int) -> int | None:
@@ -151,9 +153,11 @@ async def post_roll(request: Request) -> Response:
     require_token(request)
     state = _state(request)
     body = await json_body(request, "the roll")
-    roll_id, place = await accept_roll(body, _client(request), limiter=state.limiter, queue=state.queue)
+    roll_id, place, plan = await accept_roll(
+        body, _client(request), supply=state.supply, limiter=state.limiter, queue=state.queue
+    )
     return JSONResponse(
-        {"id": roll_id, "status": "queued", "place": place, "url": f"/api/rolls/{roll_id}"},
+        {"id": roll_id, "status": "queued", "place": place, "url": f"/api/rolls/{roll_id}", **plan.to_json()},
         status_code=202,
         headers={"Location": f"/api/rolls/{roll_id}"},
     )
@@ -173,7 +177,7 @@ async def list_rolls(request: Request) -> Response:
 
 async def get_roll(request: Request) -> Response:
     state = _state(request)
-    roll_id = request.path_params["roll_id"]
+    roll_id = _roll_id(request)
     row = await run_in_threadpool(state.log.get, roll_id)
     if row is None:
         raise ApiError(404, f"no roll {roll_id}", field_name="roll_id")
@@ -183,9 +187,13 @@ async def get_roll(request: Request) -> Response:
     return JSONResponse(view)
 
 
-async def _photo(request: Request, name: str) -> Response:
+async def _photo(request: Request, kind: str, number_name: str) -> Response:
     state = _state(request)
-    roll_id = request.path_params["roll_id"]
+    roll_id = _roll_id(request)
+    number = request.path_params[number_name]
+    if number > _MAX_PHOTO_INDEX:
+        raise ApiError(404, f"roll {roll_id} has no {kind} {str(number)[:24]}", field_name=number_name)
+    name = f"{'throw' if kind == 'photo' else 'die'}-{number}.jpg"
     path = await run_in_threadpool(state.log.photo_path, roll_id, name)
     if path is None:
         raise ApiError(404, f"roll {roll_id} has no photo {name} (or it was pruned)")
@@ -193,11 +201,11 @@ async def _photo(request: Request, name: str) -> Response:
 
 
 async def get_photo(request: Request) -> Response:
-    return await _photo(request, f"throw-{request.path_params['index']}.jpg")
+    return await _photo(request, "photo", "index")
 
 
 async def get_crop(request: Request) -> Response:
-    return await _photo(request, f"die-{request.path_params['slot']}.jpg")
+    return await _photo(request, "crop", "slot")
 
 
 def _fairness(log: LogReader, bias: float) -> list[Any]:
@@ -224,7 +232,12 @@ async def get_tower(request: Request) -> Response:
             "roller": supply_status,  # the API names the dice supply's status "roller" (docs/server.md)
             **state.queue.status(),
             "token_required": state.token is not None,
-            "events": {"epoch": state.bus.epoch, "seq": state.bus.seq, "clients": state.bus.clients},
+            "events": {
+                "epoch": state.bus.epoch,
+                "seq": state.bus.seq,
+                "clients": state.bus.clients,
+                "dropped": state.bus.dropped,
+            },
             "mqtt": state.mqtt.status() if state.mqtt is not None else None,
         }
     )
@@ -250,76 +263,12 @@ async def overlay(request: Request) -> Response:
     return FileResponse(_static_file("overlay.html"), media_type="text/html")
 
 
-async def _snapshot(state: Any) -> dict[str, Any]:
-    """Recent finished rolls and the pending ones, for a client that must rebuild its state."""
-    seq = state.bus.seq  # read first: anything later comes as events
-    rows = await run_in_threadpool(state.log.list, limit=state.config.snapshot_rolls)
-    pending = await run_in_threadpool(state.log.pending)
-    return {
-        "type": "snapshot",
-        "epoch": state.bus.epoch,
-        "seq": seq,
-        "rolls": [roll_view(r) for r in reversed(rows)],
-        "pending": [roll_view(p) for p in pending],
-    }
-
-
-async def ws_events(websocket: WebSocket) -> None:
-    state = _state(websocket)
-    bus: EventBus = state.bus
-    q = websocket.query_params
-    try:
-        since = int(q["since"]) if q.get("since") else None
-        last = min(int(q.get("last", state.config.replay_last)), bus.history)
-    except ValueError:
-        await websocket.close(code=1008, reason="since and last must be whole numbers")
-        return
-    await websocket.accept()
-    sub = bus.subscribe()  # before anything is read: no event can slip between replay and live
-
-    async def watch_close() -> None:
-        with contextlib.suppress(Exception):
-            while True:
-                message = await websocket.receive()
-                if message["type"] == "websocket.disconnect":
-                    break
-        sub.end()
-
-    watcher = asyncio.create_task(watch_close())
-    sent = 0
-    try:
-        replay = bus.replay(since, q.get("epoch"), last)
-        if replay is None or since is None:
-            snap = await _snapshot(state)
-            await websocket.send_json(snap)
-            sent = snap["seq"]
-            replay = [e for e in (replay or []) if e.seq <= sent]
-        await websocket.send_text(json.dumps({"type": "hello", "epoch": bus.epoch, "seq": bus.seq}))
-        for event in replay:
-            await websocket.send_text(event.text)
-            sent = max(sent, event.seq)
-        while True:
-            event = await sub.queue.get()
-            if event is None:
-                if sub.overflowed:
-                    await websocket.close(code=1013, reason="fell behind: reconnect with since")
-                break
-            if event.seq <= sent:
-                continue
-            await websocket.send_text(event.text)
-            sent = event.seq
-    except (WebSocketDisconnect, RuntimeError, OSError):
-        pass  # the client went away: a normal end
-    finally:
-        bus.unsubscribe(sub)
-        watcher.cancel()
-
-
 # -- the app ----------------------------------------------------------------------------
 
 
 def create_app(config: ServerConfig) -> Starlette:
     """The server over ``config``; the roll log, dice supply and worker open in its lifespan."""
+    proxies = TrustedProxies(config.trusted_proxies)  # a bad entry fails here, before anything opens
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -340,7 +289,12 @@ def create_app(config: ServerConfig) -> Starlette:
                     config.announce_token(token, data_dir)
             supply = await run_in_threadpool(config.supply_factory)
             try:
-                bus = EventBus(history=config.event_history, client_queue=config.client_queue)
+                bus = EventBus(
+                    history=config.event_history,
+                    history_bytes=config.event_history_bytes,
+                    client_queue=config.client_queue,
+                    client_queue_bytes=config.client_queue_bytes,
+                )
                 queue = RollQueue(log, supply, bus, max_waiting=config.max_waiting)
                 queue.start()
                 try:
@@ -353,6 +307,14 @@ def create_app(config: ServerConfig) -> Starlette:
                         "token": token,
                         "teach": teach,
                         "limiter": RateLimiter(config.rate_per_second, config.rate_burst),
+                        "proxies": proxies,
+                        "snapshots": Snapshots(
+                            log,
+                            bus,
+                            rolls=config.snapshot_rolls,
+                            max_bytes=config.snapshot_bytes,
+                            max_age_s=config.snapshot_max_age_s,
+                        ),
                     }
                     async with mqtt_link(config.mqtt, state) as state["mqtt"]:  # docs/towers.md
                         yield state
@@ -386,13 +348,8 @@ def create_app(config: ServerConfig) -> Starlette:
         lifespan=lifespan,
         middleware=[
             Middleware(SecurityHeadersMiddleware),
+            Middleware(InternalErrorMiddleware),
             Middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes),
         ],
-        exception_handlers={
-            ApiError: _api_error,
-            RequestFieldError: _field_error,
-            HTTPException: _http_error,
-            BodyTooLargeError: _too_large,
-            QueueFullError: _queue_full,
-        },
+        exception_handlers=dict(EXCEPTION_HANDLERS),
     )

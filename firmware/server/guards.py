@@ -14,7 +14,10 @@ from starlette.requests import Request
 
 from .security import token_matches
 
-__all__ = ["ApiError", "json_body", "require_token"]
+__all__ = ["MAX_JSON_DEPTH", "ApiError", "json_body", "json_depth", "require_token"]
+
+#: deepest nesting of arrays and objects a request body may have (a roll needs 2)
+MAX_JSON_DEPTH = 32
 
 
 class ApiError(Exception):
@@ -49,7 +52,44 @@ async def json_body(request: Request, what: str) -> Any:
     if ctype != "application/json":
         raise ApiError(415, f"send {what} as application/json", field_name="content-type")
     raw = await request.body()
+    depth = json_depth(raw)
+    if depth > MAX_JSON_DEPTH:
+        raise ApiError(400, f"body is nested deeper than {MAX_JSON_DEPTH} levels", field_name="body")
     try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"body is not valid JSON: {exc}", field_name="body") from None
+        return json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise ApiError(400, f"body is not valid JSON: {str(exc)[:200]}", field_name="body") from None
+
+
+def _no_constant(name: str) -> Any:
+    """``NaN`` and ``Infinity`` are not JSON, though Python's decoder takes them by default."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+_OPEN, _CLOSE, _QUOTE, _BACKSLASH = frozenset(b"[{"), frozenset(b"]}"), ord('"'), ord("\\")
+
+
+def json_depth(raw: bytes) -> int:
+    """The deepest nesting of ``[`` and ``{`` in ``raw``, outside strings (no decoding).
+
+    Why before decoding: the decoder recurses once a level, so 8,000 ``[`` end in a
+    ``RecursionError`` deep inside it; counting first refuses such a body in linear time.
+    """
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == _BACKSLASH:
+                escaped = True
+            elif byte == _QUOTE:
+                in_string = False
+        elif byte == _QUOTE:
+            in_string = True
+        elif byte in _OPEN:
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in _CLOSE:
+            depth -= 1
+    return deepest

@@ -96,6 +96,25 @@ _ROLL = {
 }
 
 
+_QUEUED = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "status": {"const": "queued"},
+        "place": {"type": "integer"},
+        "url": {"type": "string"},
+        "throws": {
+            "type": "integer",
+            "description": "throws the roll's initial dice take (follow-ups not counted)",
+        },
+        "max_throws": {
+            "type": ["integer", "null"],
+            "description": "the most throws of a roll's initial dice, and of its follow-ups (null: the RNG)",
+        },
+    },
+}
+
+
 def _json(schema: dict[str, Any], description: str = "") -> dict[str, Any]:
     return {"description": description or "OK", "content": {"application/json": {"schema": schema}}}
 
@@ -105,7 +124,12 @@ def _errors(*codes: int) -> dict[str, Any]:
 
 
 def openapi_schema() -> dict[str, Any]:
-    roll_id = {"name": "roll_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+    roll_id = {
+        "name": "roll_id",
+        "in": "path",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1},
+    }
     return {
         "openapi": "3.1.0",
         "info": {
@@ -129,7 +153,10 @@ def openapi_schema() -> dict[str, Any]:
                         },
                     },
                     "responses": {
-                        "202": _json({"type": "object"}, "queued: id, place, url"),
+                        "202": _json(
+                            _QUEUED,
+                            "queued: id, place, url; throws: the throws its initial dice take, of max_throws",
+                        ),
                         **_errors(400, 401, 413, 415, 422, 429, 503),
                     },
                 },

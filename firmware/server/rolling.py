@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -24,7 +24,7 @@ from typing import Any
 from ...rules.errors import DiceError, RollSyntaxError
 from ...rules.notation import Roller as NotationRoller
 from ...rules.result import CheckResult, slot_json
-from ...rules.source import DiceRequest, DiceSource, RandomSource
+from ...rules.source import DiceRequest, DiceSource, DieSlot, RandomSource
 from ...rules.systems import get_system, run_check, validate_params
 from ...rules.systems.format import format_result
 
@@ -53,12 +53,15 @@ _NOTATION = NotationRoller()
 class RequestFieldError(ValueError):
     """A request body that cannot be rolled; names the field (``notation``, ``params.level``)."""
 
-    def __init__(self, field_name: str, message: str, *, position: int | None = None, status: int = 422):
+    def __init__(
+        self, field_name: str, message: str, *, position: int | None = None, status: int = 422, **extra: Any
+    ) -> None:
         super().__init__(f"{field_name}: {message}")
         self.field = field_name
         self.message = message
         self.position = position
         self.status = status
+        self.extra = extra  #: more fields for the error document (``throws``, ``max_throws``)
 
     def where(self) -> dict[str, int]:
         """The error object's place fields: ``position``, the 0-based offset code indexes with, and
@@ -223,15 +226,26 @@ class DiceSupply(ABC):
     Subclasses *must* set :attr:`name` and override :meth:`source`, which returns a fresh
     :class:`DiceSource` for one roll that calls ``hooks.rolling`` before and
     ``hooks.settled`` after every throw. They *may* override :meth:`status` (shown by
-    ``GET /api/tower``) and :meth:`close`. :meth:`source` is called from a worker thread,
-    one roll at a time.
+    ``GET /api/tower``) and :meth:`close`, and :meth:`throws_for` with :attr:`max_throws`
+    when a throw costs something (a tower's does: seconds, a photo, wear). :meth:`source` is
+    called from a worker thread, one roll at a time.
     """
 
     name: str = ""
+    #: the most throws one roll's initial dice may take; None: no bound (the RNG)
+    max_throws: int | None = None
 
     @abstractmethod
     def source(self, hooks: ThrowHooks) -> DiceSource:
         """A dice source for one roll."""
+
+    def throws_for(self, requests: Sequence[Sequence[DieSlot]]) -> int:
+        """How many throws these requests (a roll's initial dice) take; called before the roll is queued.
+
+        Raises ``ValueError`` saying why when they cannot be thrown at all (a kind not loaded).
+        Each request is one throw unless a subclass knows better.
+        """
+        return sum(1 for r in requests if r)
 
     def status(self) -> dict[str, Any]:
         return {"source": self.name}

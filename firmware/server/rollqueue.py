@@ -3,9 +3,9 @@
 :meth:`RollQueue.submit` records the request in the log (``queued``) and returns its id at
 once; one worker task takes ids in order, runs the blocking roll in a thread
 (``run_in_threadpool``), commits it, and publishes ``queued`` / ``rolling`` / ``settled`` /
-``result`` / ``error`` events. Throw events are raised in the worker thread and handed to
-the loop with ``call_soon_threadsafe``, so they reach clients before the ``result`` that
-follows them.
+``result`` / ``error`` events (rolls in their bounded form, ``views.event_view``). Throw events
+are raised in the worker thread and handed to the loop with ``call_soon_threadsafe``, so they
+reach clients before the ``result`` that follows them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from .events import EventBus
 from .rolling import DiceSupply, RollRequest, ThrowHooks, ThrowInfo, perform_roll
 from .rolllog import PhotoFile, RollLog
-from .views import roll_view
+from .views import EVENT_TEXT, event_faces, event_view, roll_view
 
 __all__ = ["QueueFullError", "RollQueue"]
 
@@ -90,9 +90,9 @@ class RollQueue:
         """Queue a validated request; returns its id and place."""
         if self._stopping:
             raise QueueFullError("the server is stopping; try again when it is back")
-        if len(self._waiting) >= self.max_waiting:
-            raise QueueFullError(f"{len(self._waiting)} rolls are waiting; try again shortly")
-        async with self._accepting:
+        async with self._accepting:  # the bound is checked inside: concurrent submits cannot pass it together
+            if len(self._waiting) >= self.max_waiting:
+                raise QueueFullError(f"{len(self._waiting)} rolls are waiting; try again shortly")
             roll_id = await run_in_threadpool(
                 self.log.accept, request.to_json(), roller=request.roller, client=client
             )
@@ -155,7 +155,7 @@ class RollQueue:
         def settled(info: ThrowInfo) -> None:
             self._emit(
                 "settled",
-                {"id": roll_id, "throw": info.index, "faces": info.faces, "retries": len(info.retries)},
+                {"id": roll_id, "throw": info.index, **event_faces(info.faces), "retries": len(info.retries)},
             )
 
         hooks = ThrowHooks(rolling, settled)
@@ -165,10 +165,11 @@ class RollQueue:
             text = str(exc) or type(exc).__name__
             row = await run_in_threadpool(self._commit_failure, roll_id, hooks, text)
             self.failed += 1
-            self.bus.publish("error", {"id": roll_id, "message": text, "roll": roll_view(row)})
+            message = text if len(text) <= EVENT_TEXT else text[: EVENT_TEXT - 1] + "…"
+            self.bus.publish("error", {"id": roll_id, "message": message, "roll": event_view(roll_view(row))})
             return
         self.rolled += 1
-        self.bus.publish("result", {"id": roll_id, "roll": roll_view(row)})
+        self.bus.publish("result", {"id": roll_id, "roll": event_view(roll_view(row))})
 
     def _roll_blocking(self, roll_id: int, request: RollRequest, hooks: ThrowHooks) -> dict[str, Any]:
         self.log.mark_rolling(roll_id)

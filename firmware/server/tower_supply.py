@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from ...rules.source import DiceRequest, DiceSource
+from ...rules.source import DiceRequest, DiceSource, DieSlot
 from .rolling import DiceSupply, ThrowHooks, ThrowInfo
 
 if TYPE_CHECKING:
@@ -185,13 +185,30 @@ def throw_info(record: ThrowRecord, tray: Sequence[TrayDie] | None = None) -> Th
 
 
 class _TowerThrows(DiceSource):
+    """One roll's dice from the tower; its follow-up throws stop at the supply's ``max_throws``."""
+
     def __init__(self, supply: TowerSupply, hooks: ThrowHooks) -> None:
         self.supply = supply
         self.hooks = hooks
+        self.follow_up_throws = 0
 
     def faces(self, request: DiceRequest) -> list[int]:
-        from ..source import TowerSource
+        from ..errors import TrayKindError
+        from ..source import TowerSource, TowerSourceError
 
+        if request.is_follow_up:  # the initial throws were counted before the roll was queued
+            try:
+                rounds = self.supply.throws_for([request.slots])
+            except TrayKindError as exc:
+                raise TowerSourceError(f"the tower cannot roll this: {exc}", "tray_kind") from exc
+            bound = self.supply.max_throws
+            if self.follow_up_throws + rounds > bound:
+                raise TowerSourceError(
+                    f"the roll's follow-ups (explosions, rerolls) need more than {bound} throws "
+                    "(the tower's [roll] max_throws)",
+                    "throw_limit",
+                )
+            self.follow_up_throws += rounds
         self.hooks.rolling(request)
         source = TowerSource(self.supply.tower)
         try:
@@ -207,6 +224,29 @@ class TowerSupply(DiceSupply):
     def __init__(self, tower: Tower) -> None:
         self.tower = tower
         self.name = f"tower:{tower.camera.name}"
+        self.max_throws = tower.config.roll.max_throws
+
+    def throws_for(self, requests: Sequence[Sequence[DieSlot]]) -> int:
+        """The throws of the tray these requests take (:func:`~dicetower.firmware.matching.plan_rounds`).
+
+        Raises :class:`~dicetower.firmware.errors.TrayKindError` (a ``ValueError``) naming a kind
+        or role the tray lacks. Stops counting once past :attr:`max_throws`: a count above it is
+        refused whatever its size, and each throw planned costs a pass over the slots.
+        """
+        from ..matching import plan_rounds
+
+        tray = self.tower.dice
+        total = 0
+        for slots in requests:
+            if not slots:
+                continue
+            if total + math.ceil(len(slots) / len(tray)) > self.max_throws:
+                plan_rounds(slots[: len(tray)], tray)  # a kind the tray lacks still says so
+                return total + math.ceil(len(slots) / len(tray))
+            total += len(plan_rounds(slots, tray))
+            if total > self.max_throws:
+                return total
+        return total
 
     @classmethod
     def open(cls, config: Config) -> TowerSupply:

@@ -1,15 +1,35 @@
-"""Log rows as the API shows them.
+"""Log rows as the API shows them, and the bounded form the event stream sends.
 
 Photo and crop URLs name the roll by id and the photo by its index or slot
 (``/api/rolls/7/photos/0.jpg``, ``/api/rolls/7/dice/3.jpg``); the server looks the file up
 in the log, so no URL ever carries a path.
+
+Why a bounded form: one ``1000d1000`` is a 170 KB document, and the event stream sends each
+roll to every client and 20 of them on every connect. :func:`event_view` keeps the first
+:data:`EVENT_DICE` dice and faces of a roll, says how many there were and that the rest are at
+``url``, so no event or snapshot grows with the size of a roll.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["roll_summary", "roll_view"]
+__all__ = [
+    "EVENT_DICE",
+    "EVENT_TEXT",
+    "EVENT_THROWS",
+    "event_faces",
+    "event_view",
+    "roll_summary",
+    "roll_view",
+]
+
+#: dice (and faces of a throw) an event carries; the rest are counted and left to the roll's URL
+EVENT_DICE = 50
+#: throws of a roll an event lists (a tower roll takes at most 2 x [roll] max_throws, 400 at most)
+EVENT_THROWS = 20
+#: characters of a roll's text, and of an error message, an event carries
+EVENT_TEXT = 400
 
 
 def roll_view(row: dict[str, Any]) -> dict[str, Any]:
@@ -97,4 +117,55 @@ def roll_summary(view: dict[str, Any]) -> dict[str, Any]:
     )
     out = {k: view.get(k) for k in keys}
     out["faces"] = [d.get("face") for d in view.get("dice") or []]
+    return out
+
+
+def _clip(text: Any, limit: int = EVENT_TEXT) -> Any:
+    return text[: limit - 1] + "…" if isinstance(text, str) and len(text) > limit else text
+
+
+def event_faces(faces: list[Any] | None) -> dict[str, Any]:
+    """A throw's faces as an event carries them: the first :data:`EVENT_DICE`, and how many there were."""
+    faces = faces or []
+    out: dict[str, Any] = {"faces": faces[:EVENT_DICE]}
+    if len(faces) > EVENT_DICE:
+        out["faces_count"] = len(faces)
+    return out
+
+
+def event_view(view: dict[str, Any]) -> dict[str, Any]:
+    """``view`` (a :func:`roll_view`) bounded for the event stream, whatever the size of the roll.
+
+    A roll with more than :data:`EVENT_DICE` dice (or a throw with more faces, or more than
+    :data:`EVENT_THROWS` throws) is cut, and gets ``"truncated": true``, ``dice_count`` (how
+    many dice it has) and ``kinds`` (how many of each kind); ``url`` always names the full
+    document. Texts are cut at :data:`EVENT_TEXT` characters.
+    """
+    out = dict(view)
+    out["url"] = f"/api/rolls/{view['id']}"
+    truncated = False
+    dice = view.get("dice")
+    if isinstance(dice, list) and len(dice) > EVENT_DICE:
+        kinds: dict[str, int] = {}
+        for d in dice:
+            kind = str(d.get("kind"))
+            kinds[kind] = kinds.get(kind, 0) + 1
+        out.update(dice=dice[:EVENT_DICE], dice_count=len(dice), kinds=kinds)
+        truncated = True
+    throws = view.get("throws")
+    if isinstance(throws, list):
+        kept = []
+        for t in throws[:EVENT_THROWS]:
+            t = {**t, **event_faces(t.get("faces"))}
+            truncated = truncated or "faces_count" in t
+            kept.append(t)
+        if len(throws) > EVENT_THROWS:
+            out["throws_count"] = len(throws)
+            truncated = True
+        out["throws"] = kept
+    for key in ("text", "error", "label", "notation"):
+        if isinstance(out.get(key), str) and len(out[key]) > EVENT_TEXT:
+            out[key] = _clip(out[key])
+            truncated = True
+    out["truncated"] = truncated
     return out

@@ -8,6 +8,7 @@ and computes the exact :class:`~dicetower.rules.result.Odds` of its outcomes.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -94,6 +95,9 @@ def validate_params(check: Check, given: Mapping[str, Any]) -> dict[str, Any]:
             continue
         v = given[p.name]
         try:
+            if isinstance(v, bool) is not (p.type is bool) and not isinstance(v, str):
+                # bool is an int in Python: ``"level": true`` must not be level 1, nor 5 a yes
+                raise ValueError(v)
             if p.type is bool and isinstance(v, str):
                 if v.lower() not in ("1", "0", "true", "false", "yes", "no"):
                     raise ValueError(v)
@@ -106,6 +110,8 @@ def validate_params(check: Check, given: Mapping[str, Any]) -> dict[str, Any]:
             raise RuleParameterError(
                 f"{check.name}: {p.name} must be {p.type.__name__}, got {given[p.name]!r}"
             ) from None
+        if isinstance(v, float) and not math.isfinite(v):
+            raise RuleParameterError(f"{check.name}: {p.name} must be a finite number, got {v}")
         if p.min is not None and v < p.min:
             raise RuleParameterError(f"{check.name}: {p.name} must be at least {p.min}, got {v}")
         if p.max is not None and v > p.max:

@@ -94,10 +94,10 @@ def test_save_paths_are_echoed_escaped(tmp_path: Path, capsys: pytest.CaptureFix
 def test_serve_echoes_host_and_data_escaped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import uvicorn
+    from dicetower.firmware.server import listen
 
     ran: list[Any] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: ran.append(kw))
+    monkeypatch.setattr(listen, "serve", lambda app, host, port: ran.append({"host": host, "port": port}))
     data = tmp_path / f"data{HOSTILE}"
     assert main(["serve", "--rng", "--host", f"host{HOSTILE}", "--data", str(data)]) == 0
     assert ran and ran[0]["host"] == f"host{HOSTILE}"  # the value itself is passed on as given

@@ -4,10 +4,15 @@
 // skipped, a reconnect asks for everything after the last seq (?since=&epoch=), and a server
 // that restarted (new epoch) or a gap older than its ring answers with a snapshot of the log,
 // so an OBS refresh or a server restart neither loses nor doubles a roll.
+//
+// A server that asks for its token (beyond loopback) is given it as the WebSocket subprotocol
+// "bearer.TOKEN", taken from the page's fragment (/overlay#token=TOKEN): a fragment is never
+// sent to the server, so the token stays out of every request line and log.
 "use strict";
 
 (() => {
   const query = new URLSearchParams(location.search);
+  const token = new URLSearchParams(location.hash.slice(1)).get("token");
   const ALL_FIELDS = ["dice", "total", "outcome", "roller", "odds", "history"];
   const fields = new Set((query.get("fields") || ALL_FIELDS.join(",")).split(",").map((f) => f.trim()));
   const historySize = Math.max(0, Math.min(20, parseInt(query.get("history") || "5", 10) || 0));
@@ -152,6 +157,10 @@
     }
     const dice = el("div", "dice");
     for (const d of roll.dice || []) dice.appendChild(dieTile(d));
+    const shownDice = (roll.dice || []).length;
+    if (typeof roll.dice_count === "number" && roll.dice_count > shownDice) {
+      dice.appendChild(el("span", "more", `+${roll.dice_count - shownDice} more`));
+    }
     card.appendChild(dice);
     const summary = el("div", "summary");
     if (roll.status === "failed") {
@@ -264,7 +273,8 @@
       params.set("since", String(state.seq));
       params.set("epoch", state.epoch);
     }
-    const ws = new WebSocket(`${proto}//${location.host}/ws?${params}`);
+    const url = `${proto}//${location.host}/ws?${params}`;
+    const ws = token ? new WebSocket(url, ["dicetower", `bearer.${token}`]) : new WebSocket(url);
     ws.onopen = () => {
       state.connected = true;
       backoff = 250;

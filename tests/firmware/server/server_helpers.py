@@ -36,16 +36,18 @@ def shot(page: Any, name: str, **kw: Any) -> Path:
 
 
 @contextlib.contextmanager
-def live_server(config: ServerConfig, port: int = 0) -> Iterator[str]:
-    """``create_app(config)`` under a real uvicorn on 127.0.0.1, in a thread; yields its base URL."""
-    import uvicorn
+def live_server(config: ServerConfig, port: int = 0, **listen: Any) -> Iterator[str]:
+    """``create_app(config)`` under a real uvicorn on 127.0.0.1, in a thread; yields its base URL.
 
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(config), host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
+    uvicorn gets the settings and the listening socket ``dicetower serve`` uses (``listen.py``);
+    ``listen`` changes the socket's options (``stalled_peer_s``, ``send_buffer_bytes``).
+    """
+    import uvicorn
+    from dicetower.firmware.server.listen import listening_socket, uvicorn_config
+
+    sock = listening_socket("127.0.0.1", port, **listen)
+    server = uvicorn.Server(uvicorn_config(create_app(config), "127.0.0.1", port))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
     while not server.started:
@@ -58,6 +60,7 @@ def live_server(config: ServerConfig, port: int = 0) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(20)
+        sock.close()
 
 
 def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02):

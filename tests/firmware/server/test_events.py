@@ -43,3 +43,31 @@ def test_a_slow_client_is_dropped_not_buffered() -> None:
         assert bus.clients == 1
 
     asyncio.run(go())
+
+
+def test_a_client_queue_is_bounded_in_bytes_too() -> None:
+    async def go() -> None:
+        bus = EventBus(client_queue=1000, client_queue_bytes=2000)
+        slow = bus.subscribe()
+        for i in range(20):
+            bus.publish("result", {"id": i, "roll": {"text": "x" * 300}})
+        assert slow.overflowed and slow.queue.qsize() == 1
+        taker = bus.subscribe()
+        bus.publish("queued", {"id": 1})
+        event = await taker.next()
+        assert event is not None and taker.queued_bytes == 0
+
+    asyncio.run(go())
+
+
+def test_the_ring_is_bounded_in_bytes() -> None:
+    async def go() -> None:
+        bus = EventBus(history=1000, history_bytes=10_000)
+        for i in range(100):
+            bus.publish("result", {"id": i, "roll": {"text": "x" * 500}})
+        kept = bus.replay(None, None, 1000) or []
+        assert 10 <= len(kept) <= 20 and kept[-1].seq == 100
+        assert sum(len(e.text) for e in kept) <= 10_000
+        assert bus.replay(50, bus.epoch, 0) is None  # gone from the ring: a snapshot instead
+
+    asyncio.run(go())

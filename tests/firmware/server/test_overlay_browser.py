@@ -154,3 +154,34 @@ def test_fairness_page(browser, server_config: ServerConfig) -> None:
         assert "rng d6" in text and "rng d20" in text and "600" in text
         shot(page, "fairness.png", full_page=True)
     page.close()
+
+
+def test_overlay_gives_the_token_from_its_fragment_and_shows_a_cut_roll(
+    browser, server_config: ServerConfig
+) -> None:
+    import httpx
+
+    tokens: list[str] = []
+    config = replace(server_config, require_token=True, announce_token=lambda token, _: tokens.append(token))
+    page = browser.new_page(viewport={"width": 900, "height": 600})
+    requested: list[str] = []
+    page.on("request", lambda r: requested.append(r.url))
+    showing = "id => document.querySelector('#current')?.dataset.rollId === String(id)"
+    with live_server(config) as base, httpx.Client(base_url=base) as client:
+        (token,) = tokens
+        auth = {"Authorization": f"Bearer {token}"}
+        page.goto(f"{base}/overlay#token=wrong")
+        page.wait_for_timeout(500)
+        assert page.evaluate("window.dicetowerOverlay.connected") is False
+        page.goto(f"{base}/overlay?history=2#token={token}")
+        page.wait_for_function("window.dicetowerOverlay.connected")
+        rid = client.post("/api/rolls", json={"notation": "1000d1000", "roller": "Big"}, headers=auth).json()[
+            "id"
+        ]
+        page.wait_for_function(showing, arg=rid)
+        page.wait_for_selector("#current .more")
+        assert page.locator("#current .die").count() == 50
+        assert page.inner_text("#current .more") == "+950 more"
+        assert page.inner_text("#current .total") == str(client.get(f"/api/rolls/{rid}").json()["total"])
+    assert not [u for u in requested if token in u.split("#")[0]]  # never in a URL sent to the server
+    page.close()

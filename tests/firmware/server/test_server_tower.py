@@ -94,14 +94,11 @@ def test_rethrows_are_charged_to_the_die(config: ServerConfig) -> None:
     )  # once a shake (a die may go unseen); taps' readings not
 
 
-def test_a_kind_the_tray_lacks_is_a_failed_roll_with_the_reason(tower_config: ServerConfig) -> None:
+def test_a_kind_the_tray_lacks_is_refused_with_the_reason(tower_config: ServerConfig) -> None:
     with TestClient(create_app(tower_config)) as client:
-        rid = client.post("/api/rolls", json={"notation": "1d20"}).json()["id"]
-        with client.websocket_connect("/ws?last=0") as ws:
-            ws.receive_json()  # snapshot
-            roll = _finished(client, rid)
-        assert roll["status"] == "failed" and "d20" in roll["error"]
-        assert client.get("/api/tower").json()["failed"] == 1
+        r = client.post("/api/rolls", json={"notation": "1d20"})
+        assert r.status_code == 422 and "d20" in r.json()["error"]["message"]
+        assert client.get("/api/tower").json()["failed"] == 0
 
 
 def test_photos_and_crops_are_served_as_the_throw_kept_them(config: ServerConfig) -> None:

@@ -253,11 +253,11 @@ def test_serve_opens_the_teach_folder_from_the_flag_or_the_environment(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    import uvicorn
     from dicetower.firmware.cli import main
+    from dicetower.firmware.server import listen
 
     apps = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: apps.append(app))
+    monkeypatch.setattr(listen, "serve", lambda app, host, port: apps.append(app))
     data = str(tmp_path / "data")
     assert main(["serve", "--rng", "--data", data, "--teach", str(teach_folder.path)]) == 0
     monkeypatch.setenv("DICETOWER_TEACH_DIR", str(teach_folder.path))
@@ -271,10 +271,10 @@ def test_serve_opens_the_teach_folder_from_the_flag_or_the_environment(
 def test_serve_refuses_a_bad_teach_folder_before_it_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import uvicorn
     from dicetower.firmware.cli import main
+    from dicetower.firmware.server import listen
 
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: pytest.fail("the server started"))
+    monkeypatch.setattr(listen, "serve", lambda app, host, port: pytest.fail("the server started"))
     assert main(["serve", "--rng", "--data", str(tmp_path / "data"), "--teach", str(tmp_path)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("dicetower: error: ") and "no teach.json" in err[0]
