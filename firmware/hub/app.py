@@ -222,7 +222,7 @@ async def ws_events(websocket: WebSocket) -> None:
         await websocket.send_text(json.dumps(snapshot))
         sent = snapshot["seq"]
         while True:
-            event = await sub.queue.get()
+            event = await sub.next()
             if event is None:
                 if sub.overflowed:
                     await websocket.close(code=1013, reason="fell behind: reconnect")

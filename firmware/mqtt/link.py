@@ -56,11 +56,11 @@ async def _follow(link: TowerLink, desk: RequestDesk, state: dict[str, Any]) -> 
         sub = bus.subscribe()
         try:
             while True:
-                event = await sub.queue.get()
+                event = await sub.next()
                 if event is None:  # fell behind: catch up from the log
                     link.wake()
                     break
-                data = event.data
+                data = json.loads(event.text)  # a few hundred bytes: a status or a roll's end
                 if event.type == "rolling":
                     link.set_state("rolling", f"roll {data['id']}")
                 elif event.type in ("result", "error"):

@@ -192,9 +192,15 @@ def test_mqtt_requests_are_refused_as_http_refuses_them(broker: Mosquitto, tmp_p
                 "dicetower/t1/requests",
                 {**send, "request_id": "f", "token": token, "roll": {"notation": "1d4"}},
             )
-            replies = {r["request_id"]: r for r in probe.wait("replies", 5)}
+            never = {"notation": "1d6/0", "roller": "Ann"}  # always a division by zero: planned, refused
+            http_never = client.post("/api/rolls", json=never, headers={"Authorization": f"Bearer {token}"})
+            probe.publish("dicetower/t1/requests", {**send, "request_id": "g", "token": token, "roll": never})
+            replies = {r["request_id"]: r for r in probe.wait("replies", 6)}
             time.sleep(0.5)
-            assert set(replies) == {"a", "b", "c", "f"}  # d's reply topic is another tower's, e is too large
+            # d's reply topic is another tower's, e is too large
+            assert set(replies) == {"a", "b", "c", "f", "g"}
+            assert http_never.status_code == 422
+            assert replies["g"]["status"] == "refused" and replies["g"]["error"] == http_never.json()["error"]
             assert replies["a"]["error"]["status"] == replies["b"]["error"]["status"] == 401
             assert replies["c"]["error"] == http.json()["error"]  # the same refusal, field and position
             assert replies["f"]["status"] in ("queued", "done")
