@@ -127,7 +127,11 @@ async def api_towers(request: Request) -> Response:
     return JSONResponse(
         {
             "towers": hub.book.to_json(),
-            "broker": {"url": request.state.config.connection.broker.describe(), "connected": link.connected},
+            "broker": {
+                "url": request.state.config.connection.broker.describe(),
+                "connected": link.connected,
+                "error": link.error,
+            },
             "counts": {**hub.counts, "dropped": link.dropped, "refused_towers": hub.book.refused},
         }
     )

@@ -33,11 +33,14 @@ class HubLink:
         self.topics = topics
         self.replies = replies
         self.connected = False
+        #: why the hub is not connected ("" while it is): the broker's refusal or the socket's error
+        self.error = ""
         self.dropped = 0
         self._loop = asyncio.get_running_loop()
         self.queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(MAX_BACKLOG)
         self.client = mqtt_client.new_client(conn, f"dicetower-hub-{hub_id}")
         self.client.on_connect = self._on_connect
+        self.client.on_connect_fail = self._on_connect_fail
         self.client.on_disconnect = self._on_disconnect
         self.client.on_message = self._on_message
 
@@ -46,13 +49,25 @@ class HubLink:
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
         if getattr(reason, "is_failure", False):
-            log.warning("the broker refused the hub's connection: %s", reason)
+            self._failed(mqtt_client.refusal(reason))
             return
         client.subscribe([(self.topics.all("rolls"), 1), (self.topics.all("status"), 1), (self.replies, 1)])
+        self.error = ""
         self.connected = True
 
+    def _on_connect_fail(self, client: Any, userdata: Any) -> None:
+        self._failed(mqtt_client.connect_failure(self.conn))
+
+    def _failed(self, why: str) -> None:
+        """Keep why the hub is not connected; log it once, not on every retry."""
+        if why != self.error:
+            log.warning("the hub is not connected to the broker: %s", why)
+        self.error = why
+
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
-        self.connected = False
+        was_connected, self.connected = self.connected, False
+        if getattr(reason, "is_failure", False) and (was_connected or not self.error):
+            self._failed(mqtt_client.dropped(reason, was_connected))
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
         self._loop.call_soon_threadsafe(self._offer, message.topic, bytes(message.payload))

@@ -63,6 +63,8 @@ class TowerLink:
         self._crops = crops
         self.outbox = Outbox(data_dir, f"{self.conn.broker.describe()} {settings.prefix}")
         self.connected = False
+        #: why the tower is not connected ("" while it is): the broker's refusal or the socket's error
+        self.error = ""
         self.published = 0
         self.state = "online"
         self.detail = ""
@@ -77,6 +79,7 @@ class TowerLink:
             self.conn, f"dicetower-{self.tower}", will=(self.topics.status(self.tower), offline)
         )
         self.client.on_connect = self._on_connect
+        self.client.on_connect_fail = self._on_connect_fail
         self.client.on_disconnect = self._on_disconnect
         self.client.on_publish = self._on_publish
         self.client.on_message = self._on_message
@@ -88,15 +91,27 @@ class TowerLink:
 
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
         if getattr(reason, "is_failure", False):
-            log.warning("the broker refused the tower's connection: %s", reason)
+            self._failed(mqtt_client.refusal(reason))
             return
         client.subscribe([(self.topics.requests(self.tower), 1), (self.topics.resend(self.tower), 1)])
+        self.error = ""
         self.connected = True
         self._publish_status()
         self._wake.set()
 
+    def _on_connect_fail(self, client: Any, userdata: Any) -> None:
+        self._failed(mqtt_client.connect_failure(self.conn))
+
+    def _failed(self, why: str) -> None:
+        """Keep why the tower is not connected; log it once, not on every retry."""
+        if why != self.error:
+            log.warning("tower %s is not connected to the broker: %s", self.tower, why)
+        self.error = why
+
     def _on_disconnect(self, client: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
-        self.connected = False
+        was_connected, self.connected = self.connected, False
+        if getattr(reason, "is_failure", False) and (was_connected or not self.error):
+            self._failed(mqtt_client.dropped(reason, was_connected))
 
     def _on_publish(self, client: Any, userdata: Any, mid: int, reason: Any, props: Any) -> None:
         self._acks.append(mid)
@@ -205,6 +220,7 @@ class TowerLink:
             "broker": self.conn.broker.describe(),
             "tower": self.tower,
             "connected": self.connected,
+            "error": self.error,
             "published": self.published,
             "acknowledged": self.outbox.acked,
             "unacknowledged": len(self._window),

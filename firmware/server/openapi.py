@@ -115,6 +115,24 @@ _QUEUED = {
 }
 
 
+#: ``GET /api/tower``'s ``mqtt``: the broker link's state (docs/towers.md); null without ``--mqtt``
+_MQTT_STATUS = {
+    "type": ["object", "null"],
+    "properties": {
+        "broker": {"type": "string", "description": "the broker's URL without its password"},
+        "tower": {"type": "string"},
+        "connected": {"type": "boolean"},
+        "error": {
+            "type": "string",
+            "description": "why the tower is not connected (the broker's refusal, a TLS or socket error); ''",
+        },
+        "published": {"type": "integer"},
+        "acknowledged": {"type": "integer", "description": "the last roll the broker holds with all before"},
+        "unacknowledged": {"type": "integer"},
+    },
+}
+
+
 def _json(schema: dict[str, Any], description: str = "") -> dict[str, Any]:
     return {"description": description or "OK", "content": {"application/json": {"schema": schema}}}
 
@@ -211,9 +229,9 @@ def openapi_schema() -> dict[str, Any]:
                 "get": {
                     "summary": (
                         "the dice supply's status (roller; roller.taught: the taught reader and its drift),"
-                        " the queue and each request's place"
+                        " the queue and each request's place, and the MQTT link's state (mqtt)"
                     ),
-                    "responses": {"200": _json({})},
+                    "responses": {"200": _json({"type": "object", "properties": {"mqtt": _MQTT_STATUS}})},
                 }
             },
             "/ws": {

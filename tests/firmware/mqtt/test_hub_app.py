@@ -3,46 +3,21 @@ Mosquitto: the API, its refusals, and the overlay and towers page in headless Ch
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from dicetower.firmware.hub.app import HubConfig, create_hub_app
+from dicetower.firmware.hub.app import HubConfig
 from dicetower.firmware.mqtt.client import Connection
 from dicetower.firmware.server.app import create_app
 from mqtt_broker import Mosquitto
-from mqtt_configs import tower_config
+from mqtt_configs import live_hub, tower_config
 from starlette.testclient import TestClient
 
 REPO = Path(__file__).resolve().parents[3]
-
-
-@contextlib.contextmanager
-def live_hub(config: HubConfig) -> Iterator[str]:
-    import uvicorn
-
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_hub_app(config), host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the hub did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(20)
 
 
 def _until(check, timeout_s: float = 30.0):  # type: ignore[no-untyped-def]
