@@ -1,7 +1,9 @@
-"""Fixtures shared by the tower tests: gpiozero's mock pins, a virtual clock, one reader, sim towers."""
+"""Fixtures shared by the tower tests: gpiozero's mock pins, a virtual clock, one reader, sim towers,
+and Debian's headless Chromium under Playwright for the page tests."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -63,3 +65,29 @@ def taught_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from taught_helpers import fit_small_model
 
     return fit_small_model(tmp_path_factory.mktemp("taught"))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    """Debian's ``chromium`` under Playwright, one a test module (the server's and the hub's pages);
+    skips where either is missing."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(
+            executable_path=chromium,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        try:
+            yield b
+        finally:
+            b.close()
