@@ -28,8 +28,9 @@ from ..kinds import KINDS, NUMERAL_KINDS, label_of, min_px_of
 from ..reading import UnreadableReason
 from .model import TaughtRead
 
-__all__ = ["GeneralAnswer", "can_fall_back", "held_back_fallback"]
+__all__ = ["Box", "GeneralAnswer", "can_fall_back", "held_back_fallback"]
 
+#: A die's box in frame pixels: x, y, width, height.
 Box = tuple[float, float, float, float]
 
 #: Label kinds the general numeral reader reads (a pip d6 has its own reader; d8 and d12 none).

@@ -28,10 +28,8 @@ from ..kinds import label_of
 from ..reader import FrameReader, open_reader
 from ..reading import DieReading, Reading, ReadStatus, UnreadableReason
 from .body import MAX_DELTA_E, body_distance, colour_distance
-from .fallback import GeneralAnswer
+from .fallback import Box, GeneralAnswer
 from .model import TaughtDieCard, TaughtModel, TaughtRead
-
-Box = tuple[float, float, float, float]
 
 __all__ = ["FORBIDDEN", "REREAD", "TELL_WEIGHT", "TaughtFrameReader", "open_taught_reader", "rereads"]
 
