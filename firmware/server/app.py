@@ -38,6 +38,7 @@ from .guards import ApiError, json_body, require_token
 from .host_names import AllowedHosts
 from .hosts import HostCheckMiddleware
 from .openapi import openapi_schema
+from .overlay_options import check_overlay_query
 from .rolling import DiceSupply, RandomSupply
 from .rolllog import LogReader, StartCheck, check_log, open_served_log
 from .rollqueue import RollQueue
@@ -265,6 +266,7 @@ def _static_file(name: str) -> Path:
 
 
 async def overlay(request: Request) -> Response:
+    check_overlay_query(request.query_params)  # an unknown theme or field is a 400 naming the allowed
     return FileResponse(_static_file("overlay.html"), media_type="text/html")
 
 
