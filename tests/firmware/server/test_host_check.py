@@ -157,3 +157,35 @@ def test_configured_names_are_checked_like_the_other_keys(tmp_path: Path) -> Non
     path.write_text('[server]\nallowed_hosts = ["tower.lan"]\n')
     assert load_config(path).server.allowed_hosts == ("tower.lan",)
     assert json.dumps(list(load_config(None).server.allowed_hosts)) == "[]"
+
+
+def test_serve_takes_names_from_the_flag_the_environment_or_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dicetower.firmware.cli import main
+    from dicetower.firmware.server import listen
+    from starlette.testclient import TestClient
+
+    apps: list = []
+    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce: apps.append(app))
+    data = str(tmp_path / "data")
+    config = tmp_path / "config.toml"
+    config.write_text('[server]\nallowed_hosts = ["from-file.lan"]\n')
+    assert main(["serve", "--rng", "--data", data, "--allowed-host", "flag.lan"]) == 0
+    monkeypatch.setenv("DICETOWER_ALLOWED_HOSTS", "env.lan, other.lan")
+    assert main(["serve", "--rng", "--data", data]) == 0
+    monkeypatch.delenv("DICETOWER_ALLOWED_HOSTS")
+    assert main(["serve", "--rng", "--data", data, "--config", str(config)]) == 0
+    assert main(["serve", "--rng", "--data", data, "--allowed-host", "flag.lan:8080"]) == 1
+    assert (
+        capsys.readouterr()
+        .err.splitlines()[-1]
+        .startswith(
+            "dicetower: error: --allowed-host: must be a host name (tower.lan) or IP address without a port"
+        )
+    )
+    for app, good in zip(apps, ("flag.lan", "env.lan", "from-file.lan"), strict=True):
+        with TestClient(app, base_url=f"http://{good}") as client:
+            assert client.post("/api/rolls", json=ROLL).status_code == 202
+        with TestClient(app, base_url="http://attacker.example") as client:
+            assert client.post("/api/rolls", json=ROLL).status_code == 421
