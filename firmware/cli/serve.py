@@ -30,6 +30,7 @@ examples:
   dicetower serve --tower config --taught my-dice  read the dice a taught model knows by their own reader
   dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
   dicetower serve --host 0.0.0.0                   reachable from the LAN: rolling needs the printed token
+  dicetower serve --host 0.0.0.0 --allowed-host tower.lan   also answer to http://tower.lan:8080 (a DNS name)
   dicetower serve --teach ./teach                  also name a teach folder's groups on /teach (docs/teach.md)
   dicetower serve --accept-broken-log              serve a log that does not verify (see dicetower log verify)
   dicetower serve --mqtt mqtt://hub.local --mqtt-tower table-3   publish rolls to a broker (docs/towers.md)
