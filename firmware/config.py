@@ -82,6 +82,9 @@ Example (every key, with its default; see ``docs/tower.md``)::
     photo_url = ""          # this tower's address as viewers reach it: http://tower.local:8080
     inline_max_bytes = 65536
     keepalive_s = 30
+
+    [server]                # dicetower serve (docs/server.md)
+    allowed_hosts = []      # names a request may give in Host besides localhost and this machine's
 """
 
 from __future__ import annotations
@@ -116,6 +119,7 @@ from .errors import ConfigError
 from .mqtt.settings import MqttConfig
 from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
 from .roll_default import roll_problem
+from .server.host_names import check_allowed_hosts
 from .shaker import MIN_PULSE_S
 from .taught_config import taught_dice
 
@@ -135,6 +139,7 @@ __all__ = [
     "PinsConfig",
     "ReaderConfig",
     "RollConfig",
+    "ServingConfig",
     "ShakerConfig",
     "SimConfig",
     "TrayDie",
@@ -296,6 +301,14 @@ class ReaderConfig:
 
 
 @dataclass(frozen=True)
+class ServingConfig:
+    """``[server]``: ``allowed_hosts`` are the names ``dicetower serve`` answers to besides loopback and
+    the machine's own names and addresses (``server/host_names.py``): a page on any other name is refused."""
+
+    allowed_hosts: tuple[str, ...] = field(default=(), metadata=_opt(check_allowed_hosts))
+
+
+@dataclass(frozen=True)
 class Config:
     """A validated tower configuration; build with :func:`load_config` or :func:`parse_config`."""
 
@@ -309,6 +322,7 @@ class Config:
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     reader: ReaderConfig = field(default_factory=ReaderConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)  #: docs/towers.md
+    server: ServingConfig = field(default_factory=ServingConfig)
     source: str = "built-in default"  #: where it was read from, for messages
 
     @property
@@ -330,6 +344,7 @@ _SECTIONS: dict[str, type] = {
     "calibration": CalibrationConfig,
     "reader": ReaderConfig,
     "mqtt": MqttConfig,
+    "server": ServingConfig,
 }
 
 

@@ -414,28 +414,10 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
-    taught = status.pop("taught")
-    for k, v in status.items():
-        print(f"{k:>17}: {v}")
-    if taught is None:
-        print(f"{'taught':>17}: none (the general reader reads every die)")
-        return 0
-    drift = taught["drift"]
-    print(f"{'taught':>17}: {taught['model']} ({', '.join(taught['dice'])})")
-    if taught["general"]:
-        print(f"{'general reader':>17}: {', '.join(taught['general'])}")
-    if drift["recent"]:
-        print(
-            f"{'read surely':>17}: {drift['sure']} of the last {drift['recent']} taught dice"
-            f" (held back when taught: {_percent(drift['held_back_right_rate'])} right)"
-        )
-    if taught["drifting"]:
-        print(f"{'drifting':>17}: {taught['message']}")
+    from .tower_status import status_lines
+
+    print("\n".join(status_lines(status)))
     return 0
-
-
-def _percent(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.0f} %"
 
 
 def _roll_expression(tower: Tower, expr: str, throws: ThrowFolder) -> tuple[str, list[ThrowRecord]]:

@@ -35,7 +35,10 @@ from .events import EventBus
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
 from .guards import ApiError, json_body, require_token
+from .host_names import AllowedHosts
+from .hosts import HostCheckMiddleware
 from .openapi import openapi_schema
+from .overlay_options import check_overlay_query
 from .rolling import DiceSupply, RandomSupply
 from .rolllog import LogReader, StartCheck, check_log, open_served_log
 from .rollqueue import RollQueue
@@ -98,6 +101,9 @@ class ServerConfig:
     mqtt: MqttConfig | None = None
     #: reverse proxies (addresses or networks) whose X-Forwarded-For names the client (``clients.py``)
     trusted_proxies: tuple[str, ...] = ()
+    #: names a request's Host may give besides loopback and this machine's names and addresses
+    #: (``host_names.py``; ``*``: any): a page on another name is refused, 421
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def token_required(self) -> bool:
@@ -260,6 +266,7 @@ def _static_file(name: str) -> Path:
 
 
 async def overlay(request: Request) -> Response:
+    check_overlay_query(request.query_params)  # an unknown theme or field is a 400 naming the allowed
     return FileResponse(_static_file("overlay.html"), media_type="text/html")
 
 
@@ -269,6 +276,7 @@ async def overlay(request: Request) -> Response:
 def create_app(config: ServerConfig) -> Starlette:
     """The server over ``config``; the roll log, dice supply and worker open in its lifespan."""
     proxies = TrustedProxies(config.trusted_proxies)  # a bad entry fails here, before anything opens
+    allowed = AllowedHosts(config.host, config.allowed_hosts)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -348,6 +356,7 @@ def create_app(config: ServerConfig) -> Starlette:
         lifespan=lifespan,
         middleware=[
             Middleware(SecurityHeadersMiddleware),
+            Middleware(HostCheckMiddleware, allowed=allowed),
             Middleware(InternalErrorMiddleware),
             Middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes),
         ],
