@@ -40,7 +40,8 @@ from .body import learn_body
 from .fallback import GeneralAnswer, can_fall_back, held_back_fallback
 from .features import NETWORKS, Backbone, Network, TaughtModelError, networks_for
 from .head import Head, fit_head
-from .model import CARD, SCHEMA, TaughtDieCard, network_file
+from .card import CARD, SCHEMA, TaughtDieCard, network_file, seal_card
+from .model import TaughtModel
 from .onnxfile import write_taught_network
 from .samples import Sample, SampleCache, example_box
 from .teaching import TaughtDie, TeachingSet, hold_back_split, read_teaching_set
@@ -425,9 +426,11 @@ def _fit_model(
         "dice": [c.to_json() for c in cards],
         "telling": None if telling is None else telling.to_json(),
     }
+    card = seal_card(card, out)  # every file written above hashed, and the card itself
     tmp = out / f".{CARD}.tmp"
     tmp.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out / CARD)
+    TaughtModel(out)  # the model is loaded as reading will load it: what the fit writes, the load accepts
     return FitResult(out, card, notes, seconds)
 
 
