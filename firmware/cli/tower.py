@@ -414,23 +414,26 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
+    from .output import escape_controls
+
     taught = status.pop("taught")
     for k, v in status.items():
-        print(f"{k:>17}: {v}")
+        print(escape_controls(f"{k:>17}: {v}"))
     if taught is None:
         print(f"{'taught':>17}: none (the general reader reads every die)")
         return 0
     drift = taught["drift"]
-    print(f"{'taught':>17}: {taught['model']} ({', '.join(taught['dice'])})")
+    # the model's path and its dice's ids come from its card, the dice's names from the config
+    print(escape_controls(f"{'taught':>17}: {taught['model']} ({', '.join(taught['dice'])})"))
     if taught["general"]:
-        print(f"{'general reader':>17}: {', '.join(taught['general'])}")
+        print(escape_controls(f"{'general reader':>17}: {', '.join(taught['general'])}"))
     if drift["recent"]:
         print(
             f"{'read surely':>17}: {drift['sure']} of the last {drift['recent']} taught dice"
             f" (held back when taught: {_percent(drift['held_back_right_rate'])} right)"
         )
     if taught["drifting"]:
-        print(f"{'drifting':>17}: {taught['message']}")
+        print(escape_controls(f"{'drifting':>17}: {taught['message']}"))
     return 0
 
 
