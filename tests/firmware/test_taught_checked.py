@@ -56,7 +56,8 @@ def _two_dice_one_id(card: dict[str, Any]) -> None:
 
 
 def _kind_d4(card: dict[str, Any]) -> None:
-    card["dice"][0]["kind"] = "d4"
+    die = card["dice"][0]
+    die.update(kind="d4", faces=[1, 2, 3, 4], rows=[die["rows"][0], die["rows"][0] + 4])
 
 
 #: (edit, what the refusal says of a card whose hashes were written anew)
