@@ -112,6 +112,14 @@ def test_a_wrong_card_hash_is_refused(taught_model: Path, tmp_path: Path) -> Non
         TaughtModel(model)
 
 
+def test_a_card_without_hashes_is_refused_as_one_to_fit_again(taught_model: Path, tmp_path: Path) -> None:
+    model, card = _copy(taught_model, tmp_path / "model")
+    del card["files"], card["card_sha256"]
+    write_card(model, card, seal=False)
+    with pytest.raises(TaughtModelError, match="files: missing: the card does not hash its files"):
+        TaughtModel(model)
+
+
 def _other_fit(network: Path) -> None:
     """The same network with another fit's head: its last layer's weights changed."""
     onnx = pytest.importorskip("onnx")

@@ -292,6 +292,11 @@ def check_card(card: Any, where: str) -> tuple[tuple[TaughtDieCard, ...], Tellin
     networks = _mapping(card.get("networks", {}), f"{where}: networks")
     for name, spec in networks.items():
         _sha256(_mapping(spec, f"{where}: networks.{name}").get("sha256"), f"{where}: networks.{name}.sha256")
+    if FILES not in card or CARD_HASH not in card:
+        raise TaughtModelError(
+            f"{where}: {FILES}: missing: the card does not hash its files (a model fitted before cards"
+            " did); fit the model again"
+        )
     files = _mapping(card.get(FILES), f"{where}: {FILES}")
     for name, digest in files.items():
         if name not in MODEL_FILES:

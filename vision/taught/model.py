@@ -9,6 +9,10 @@ A taught model is a folder written by ``dicetower teach fit``:
   taught dice's heads as its last layer (:mod:`.onnxfile`), read with ``cv2.dnn``;
 - ``tray.png``: the empty tray, when the folder gave one or it was derived from the photos.
 
+Loading checks the whole model before a die is read (:mod:`.card`): every value the reader uses,
+the card against its own hash, and every file against the hash the card gives it; each file is
+read once and loaded from the bytes that were hashed.
+
 A taught die answers only with its own faces; below its threshold it is unreadable
 (``low_confidence``), never a guess.
 """
