@@ -257,7 +257,11 @@ def _telling(value: Any, dice: tuple[TaughtDieCard, ...], where: str) -> Telling
     start = _integer(start, _at(where, "rows[0]"), 1, 1_000_000)
     end = _integer(end, _at(where, "rows[1]"), 1, 1_000_000)
     ids = obj.get("dice")
-    if not isinstance(ids, list) or sorted(map(str, ids)) != sorted(d.id for d in dice):
+    if (
+        not isinstance(ids, list)
+        or not all(isinstance(i, str) for i in ids)
+        or sorted(ids) != sorted(d.id for d in dice)
+    ):
         raise _bad(_at(where, "dice"), f"{ids!r} do not list the taught dice, each once")
     if end - start != len(ids):
         raise _bad(_at(where, "rows"), f"{obj['rows']} do not hold its {len(ids)} dice")
