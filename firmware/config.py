@@ -144,6 +144,7 @@ __all__ = [
     "SimConfig",
     "TrayDie",
     "load_config",
+    "missing_folders",
     "parse_config",
     "tray_bgr",
 ]
@@ -437,7 +438,8 @@ def load_config(path: str | Path | None = None, *, taught: str | Path | None = N
         return DEFAULT_CONFIG if taught is None else parse_config({}, DEFAULT_CONFIG.source, taught=taught)
     path = Path(path)
     try:
-        text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
+        # a UTF-8 byte order mark (as some Windows editors save) is read past, not taken as TOML
+        text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except UnicodeDecodeError as exc:
@@ -453,6 +455,22 @@ def load_config(path: str | Path | None = None, *, taught: str | Path | None = N
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     return parse_config(data, str(path), base=path.parent, taught=taught)
+
+
+def missing_folders(cfg: Config) -> list[str]:
+    """What a config names that is not there: the replay camera's folder (``tower config --check``).
+
+    Loading a config for use leaves this to the camera, which says so when the tower opens (a
+    ``--replay`` folder may take the file's place); the check reports it with the other problems.
+    """
+    if cfg.camera.backend != "replay" or not cfg.camera.replay:
+        return []
+    folder = Path(cfg.camera.replay)
+    if not folder.is_dir():
+        return [f"{cfg.source}: [camera] replay = {cfg.camera.replay!r}: no such folder"]
+    if not (folder / "manifest.jsonl").is_file():
+        return [f"{cfg.source}: [camera] replay = {cfg.camera.replay!r}: no manifest.jsonl in it"]
+    return []
 
 
 def _defaults_are_valid() -> Config:

@@ -519,7 +519,7 @@ def _watch(args: argparse.Namespace) -> int:
 
 def _config(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
-    from ..config import DEFAULT_CONFIG, DEFAULT_PATH, ConfigError, load_config
+    from ..config import DEFAULT_CONFIG, DEFAULT_PATH, ConfigError, load_config, missing_folders
 
     if args.check is not None:
         check = Path(args.check or args.config or DEFAULT_PATH)
@@ -530,6 +530,11 @@ def _config(args: argparse.Namespace) -> int:
         except ConfigError as exc:  # every problem, each on its own line
             for problem in exc.problems:
                 print(f"dicetower: error: {printable(problem)}", file=sys.stderr)
+            return 1
+        missing = missing_folders(cfg)  # what the file names must be there too
+        for problem in missing:
+            print(f"dicetower: error: {printable(problem)}", file=sys.stderr)
+        if missing:
             return 1
         what = f"{cfg.camera.backend} camera, {cfg.pins.factory} pins, dice: {cfg.dice.describe()}"
         if cfg.reader.taught:
