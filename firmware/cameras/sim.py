@@ -47,6 +47,7 @@ from ...vision.synth.numerals import NUMERAL_COLOURS, NumeralStyle, random_look,
 from ...vision.synth.numerals import TrayDie as DrawnDie
 from ...vision.synth.solids import face_values
 from ...vision.synth.tray import TowerTray
+from ...vision.tower_scale import DICE_MM, die_px
 from ..clock import Clock
 from ..config import FAULTS, Config, TrayDie
 from ..errors import CameraDisconnectedError, CameraUnavailableError
@@ -57,12 +58,13 @@ __all__ = ["SimCamera"]
 
 #: The die kinds the simulated camera draws, as a config names them (a config ``d6`` is a pip d6).
 DRAWN_LABELS = tuple(dict.fromkeys(label_of(k) for k in DRAWN_KINDS if KINDS[k].reader is not Reader.NONE))
-#: The tower's tray and the camera's height (about 4.4 px a millimetre on the floor).
+#: The tower's tray and the camera's height (4.4 px a millimetre at the dice's tops).
 TOWER = TowerTray()
 #: Dice are drawn this wide in a 640-pixel-wide frame (in proportion at other widths), one camera
-#: height for all (TOWER's 4.4 px a millimetre: a 16 mm d6, an 18 mm d10, a 22 mm d20): a d6's
-#: top face is this many pixels a side, a numeral die's outline about this many across.
-DIE_PX: dict[str, float] = {"d6": 72.0, "d10": 80.0, "d10t": 80.0, "d20": 96.0}
+#: height for all (the tower's 4.4 px a millimetre: a 16 mm d6, an 18 mm d10, a 22 mm d20,
+#: :mod:`~dicetower.vision.tower_scale`): a d6's top face is this many pixels a side, a numeral
+#: die's outline about this many across.
+DIE_PX: dict[str, float] = {kind: die_px(kind) or 0.0 for kind in DICE_MM}
 #: The range the numeral style keeps for any other kind (the renderer's default draw).
 NUMERAL_DIE_PX = (64.0, 84.0)
 #: Frames the dice move for after a shake (inclusive range), and after a tap.

@@ -98,6 +98,8 @@ TRAY_COLOURS: tuple[tuple[int, int, int], ...] = (
 SS = 2
 #: Placement attempts per die before giving up (bounds the work for crowded trays).
 MAX_TRIES = 400
+#: Whole layouts tried before a tray is said not to fit its dice (:func:`place_dice`).
+MAX_LAYOUTS = 20
 
 
 class SynthError(VisionError, ValueError):
@@ -292,7 +294,28 @@ def place_dice(
     touching: bool,
     tower: TowerTray | None = None,
 ) -> list[tuple[float, float]]:
-    """Centres for ``sides`` px dice, apart (or the second flush against the first), on ``tower``'s floor."""
+    """Centres for ``sides`` px dice, apart (or the second flush against the first), on ``tower``'s floor.
+
+    Dice are placed one after another at random; when a die finds no room, the whole tray is laid out
+    again (up to :data:`MAX_LAYOUTS` times): a full tower tray has room for its dice, but not after
+    every first few places. A layout that fits at once draws the same numbers as it always did.
+    """
+    for _ in range(MAX_LAYOUTS):
+        centres = _lay_out(rng, sides, w, h, touching, tower)
+        if centres is not None:
+            return centres
+    raise SynthError(f"cannot fit {len(sides)} dice of up to {max(sides):.0f} px in {w}x{h}")
+
+
+def _lay_out(
+    rng: np.random.Generator,
+    sides: list[float],
+    w: int,
+    h: int,
+    touching: bool,
+    tower: TowerTray | None,
+) -> list[tuple[float, float]] | None:
+    """One try at :func:`place_dice`: None when a die finds no room."""
     centres: list[tuple[float, float]] = []
     margin = 0.04 * min(w, h)
     for i, s in enumerate(sides):
@@ -318,7 +341,7 @@ def place_dice(
                 centres.append(c)
                 break
         else:
-            raise SynthError(f"cannot fit {len(sides)} dice of up to {max(sides):.0f} px in {w}x{h}")
+            return None
     return centres
 
 
