@@ -67,7 +67,7 @@ def test_bad_hold_or_wait_is_refused_before_any_light(hold: float, wait: float) 
     factory = MockFactory()
     with Panel(PINS, pin_factory=factory) as panel:
         panel.led_idle.off()
-        with pytest.raises(ValueError, match="hold must be|wait must be"):
+        with pytest.raises(ValueError, match=r"hold must be|wait must be"):
             check_panel(panel, PINS, clock=RealClock(), hold_s=hold, wait_s=wait, say=lambda _: None)
         assert panel.led_rolling.pin.states[-1].state is False and len(panel.led_rolling.pin.states) == 1
 

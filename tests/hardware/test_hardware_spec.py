@@ -1,9 +1,10 @@
 """hardware/spec.toml is the one source of the values several places quote; every place agrees with it.
 
 Checked against it: the documents (hardware/*.md, wiring.svg, docs/tower.md, README.md), the config's
-defaults, the shaker's docstring, the package's mirror of the tower's scale (dicetower.vision.tower_scale) and
-the simulated camera's tray and die sizes, and tower.scad's parameters and echoed figures. A value changed in one place and not the others (a pull-down that reads 10 kΩ in one file and 100 kΩ
-in another, a cable that one file calls long enough and another too short) fails here, naming the file.
+defaults, the shaker's docstring, the package's mirror of the tower's scale (dicetower.vision.tower_scale),
+the simulated camera's tray and die sizes, and tower.scad's parameters and echoed figures. A value changed in
+one place and not the others (a pull-down that reads 10 kΩ in one file and 100 kΩ in another, a cable that one
+file calls long enough and another too short) fails here, naming the file.
 """
 
 from __future__ import annotations
@@ -197,11 +198,11 @@ def test_tower_scad_builds_what_the_spec_says() -> None:
 def test_the_packages_mirror_of_the_tower_is_the_specs() -> None:
     """spec.toml is not in the wheel: dicetower.vision.tower_scale carries its figures, and must agree."""
     camera = SPEC["camera"]
-    assert tower_scale.FRAME_WIDTH == camera["capture_px"][0]
-    assert tower_scale.PX_PER_MM == camera["px_per_mm"]
-    assert tower_scale.DIE_TOP_MM == camera["die_top_mm"]
-    assert tower_scale.LENS_HEIGHT_MM == camera["lens_height_mm"]
-    assert tower_scale.TRAY_D_MM == SPEC["tray"]["inner_d_mm"]
+    assert camera["capture_px"][0] == tower_scale.FRAME_WIDTH
+    assert camera["px_per_mm"] == tower_scale.PX_PER_MM
+    assert camera["die_top_mm"] == tower_scale.DIE_TOP_MM
+    assert camera["lens_height_mm"] == tower_scale.LENS_HEIGHT_MM
+    assert SPEC["tray"]["inner_d_mm"] == tower_scale.TRAY_D_MM
     for kind, mm in SPEC["dice_mm"].items():
         assert tower_scale.DICE_MM[kind] == mm, kind
     assert tower_scale.tray_radius_px() == pytest.approx(SPEC["tray"]["inner_d_mm"] / 2 * camera["px_per_mm"])
