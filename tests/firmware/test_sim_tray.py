@@ -204,3 +204,34 @@ def test_a_camera_that_cannot_empty_its_tray_asks_for_the_dice_first(
         assert [s.kind for s in sizes] == ["d6"] and sizes[0].seen == 5 and "d6 dice: " in out
     finally:
         tower.close()
+
+
+def _pip_colour(frame: np.ndarray, box: tuple[float, float, float, float], body: np.ndarray) -> np.ndarray:
+    """The median colour of a die's pips: the pixels near its centre (on its top face, however it is
+    turned) that are far from its body's colour."""
+    x, y, w, h = box
+    cx, cy, r = x + w / 2, y + h / 2, 0.4 * min(w, h) / 1.2
+    ys, xs = np.mgrid[0 : frame.shape[0], 0 : frame.shape[1]]
+    near = (xs - cx) ** 2 + (ys - cy) ** 2 <= r * r
+    pixels = frame[near].astype(np.float32)
+    pips = pixels[np.linalg.norm(pixels - body, axis=1) > 90]
+    return np.median(pips, axis=0)
+
+
+def test_each_pip_d6_keeps_its_pip_colour_from_throw_to_throw() -> None:
+    from dicetower.vision.synth.render import BODY_COLOURS
+
+    colours: dict[int, list[np.ndarray]] = {}
+    cam = SimCamera(seed=11)
+    for _ in range(8):
+        cam.throw()
+        for _ in range(8):
+            frame = cam.capture()
+        for i, (tray_die, label) in enumerate(cam.truth_dice):
+            body = np.array(BODY_COLOURS[tray_die.colour][0], np.float32)
+            if not label.cocked:
+                colours.setdefault(i, []).append(_pip_colour(frame, label.box, body))
+    assert len(colours) == 5
+    for i, seen in colours.items():
+        spread = np.ptp(np.array(seen), axis=0).max()
+        assert spread < 45, (i, np.array(seen).round())
