@@ -34,6 +34,8 @@ class PanelCheck:
     lit: list[str] = field(default_factory=list)  #: the ``[pins]`` keys, in the order they were lit
     pressed: bool = False
     waited_s: float = 0.0  #: how long it waited for the press
+    #: the button read pressed before the prompt (shorted to ground, or normally closed): not waited on
+    stuck: bool = False
 
 
 def check_panel(
@@ -49,7 +51,8 @@ def check_panel(
 
     ``pins`` is the config's ``[pins]`` (for the GPIO numbers ``say`` reports); ``say`` gets one
     line per step, before the step, so a person knows which light should be on. Every light is
-    off again when this returns or raises.
+    off again when this returns or raises. A button that reads pressed before anyone is asked to
+    press it is reported as stuck, not waited on: a wait would pass at once.
     """
     if not 0 <= hold_s <= 60:
         raise ValueError(f"hold must be 0 to 60 seconds, got {hold_s:g}")
@@ -68,6 +71,9 @@ def check_panel(
         finally:
             device.off()
         result.lit.append(key)
+    if panel.button.is_pressed:
+        result.stuck = True
+        return result
     say(f"press the button (GPIO{pins.button}) within {wait_s:g} s")
     start = clock.ticks()
     result.pressed = panel.wait_for_press(wait_s)

@@ -69,6 +69,13 @@ def _test_panel(args: argparse.Namespace) -> int:
         panel.led_idle.off()  # the panel lights "idle" when opened: every light starts dark
         result = check_panel(panel, pins, clock=clock, hold_s=args.hold, wait_s=args.wait, say=say)
     lights = f"{len(result.lit)} light(s) lit in turn"
+    if result.stuck:
+        print(
+            f"dicetower: error: {lights}, but the button (GPIO{pins.button}) reads pressed before it was "
+            "pressed: a short to GND, or a normally-closed switch",
+            file=sys.stderr,
+        )
+        return 1
     if not result.pressed:
         print(
             f"dicetower: error: {lights}, but the button (GPIO{pins.button}) was not pressed within "

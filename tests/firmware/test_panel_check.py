@@ -62,6 +62,16 @@ def test_no_press_within_the_wait_is_reported_and_every_light_ends_off() -> None
         assert not any(getattr(panel, attr).is_lit for attr, _name, _key in LIGHTS[1:])
 
 
+def test_a_button_that_reads_pressed_before_the_prompt_is_stuck_not_a_pass() -> None:
+    factory = MockFactory()
+    lines: list[str] = []
+    with Panel(PINS, pin_factory=factory) as panel:
+        panel.button.pin.drive_low()  # shorted to ground
+        result = check_panel(panel, PINS, clock=RealClock(), hold_s=0, wait_s=5, say=lines.append)
+    assert result.stuck and not result.pressed and result.lit == LIGHT_KEYS
+    assert not any(line.startswith("press the button") for line in lines)
+
+
 @pytest.mark.parametrize(("hold", "wait"), [(-1, 5), (61, 5), (1, 0), (1, 601), (float("nan"), 5)])
 def test_bad_hold_or_wait_is_refused_before_any_light(hold: float, wait: float) -> None:
     factory = MockFactory()
