@@ -1,4 +1,4 @@
-"""``dicetower tower shake|tap|capture|calibrate|status|run|watch|config``, and the ``--tower`` options.
+"""``dicetower tower shake|tap|capture|calibrate|status|run|watch|config|test-panel``, and ``--tower``.
 
 Which tower: ``--tower sim`` is the built-in one (mock pins, the simulated camera; a
 ``--config`` file's dice and limits when one is given), ``--tower replay --replay DIR``
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import COMMANDS
+from .panel_check import register_test_panel
 from .throws import ThrowFolder, describe_throws
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ examples:
   dicetower tower run                       wait for the button; roll [roll] default each press
   dicetower tower watch --tower sim         a live status line while a roll runs
   dicetower tower config --check my.toml    validate a config file
+  dicetower tower test-panel                light each LED in turn, then wait for the button
   dicetower tower status --taught my-dice   the taught reader's dice and how sure it is lately
 
 Run 'dicetower tower ACTION --help' for an action's options and examples.
@@ -320,6 +322,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     a.add_argument("--config", metavar="PATH", help="print this file's config (validated)")
     a.set_defaults(func=_config)
+    register_test_panel(sub)
 
 
 def _action_parser(sub: argparse._SubParsersAction, name: str, help: str) -> argparse.ArgumentParser:
