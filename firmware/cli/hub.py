@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
     from ..hub.app import HubConfig, create_hub_app
     from ..mqtt.client import Connection
-    from ..server.rolllog import default_data_dir
+    from ..rolllog import default_data_dir
 
     settings = mqtt_settings(args, None)
     if settings is None:

@@ -128,12 +128,12 @@ def _config_mqtt(args: argparse.Namespace, cfg: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
     from ..photo_cap import photo_cap_bytes
+    from ..rolllog import check_log, default_data_dir
+    from ..rolls.rolling import DiceSupply, RandomSupply
+    from ..rolls.tower_supply import TowerSupply
     from ..server import listen
     from ..server.app import ServerConfig, create_app
     from ..server.clients import TrustedProxies
-    from ..server.rolling import DiceSupply, RandomSupply
-    from ..server.rolllog import check_log, default_data_dir
-    from ..server.tower_supply import TowerSupply
     from .tower import tower_config
 
     host = args.host or _env("HOST", "127.0.0.1")

@@ -39,12 +39,12 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ..events import EventBus
 from ..mqtt.client import Connection
 from ..mqtt.settings import Topics, check_tower_name
 from ..mqtt.wire import event_view
-from ..server.events import EventBus
-from ..server.guards import ApiError, json_body, require_token
-from ..server.security import (
+from ..web.guards import ApiError, json_body, require_token
+from ..web.security import (
     CSP,
     BodyLimitMiddleware,
     RateLimiter,

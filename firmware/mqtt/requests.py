@@ -21,10 +21,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from ..server.accepting import accept_roll, check_token
-from ..server.guards import ApiError
-from ..server.rolling import RequestFieldError
-from ..server.rollqueue import QueueFullError
+from ..rolls.accepting import accept_roll, check_token
+from ..rolls.rolling import RequestFieldError
+from ..rolls.rollqueue import QueueFullError
+from ..web.guards import ApiError
 from .settings import Topics
 from .wire import MAX_REQUEST_BYTES, WireError, decode_json
 

@@ -26,29 +26,29 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from ..events import EventBus
 from ..mqtt.link import mqtt_link
 from ..mqtt.settings import MqttConfig
-from .accepting import accept_roll
-from .clients import TrustedProxies, client_address
-from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
-from .events import EventBus
-from .fairness import fairness_from_rows
-from .fairness_page import fairness_html
-from .guards import ApiError, json_body, require_token
-from .openapi import openapi_schema
-from .rolling import DiceSupply, RandomSupply
-from .rolllog import LogReader, StartCheck, check_log, open_served_log
-from .rollqueue import RollQueue
-from .security import (
+from ..rolllog import LogReader, StartCheck, check_log, open_served_log
+from ..rolls.accepting import accept_roll
+from ..rolls.rolling import DiceSupply, RandomSupply
+from ..rolls.rollqueue import RollQueue
+from ..rolls.views import roll_summary, roll_view
+from ..web.guards import ApiError, json_body, require_token
+from ..web.security import (
     BodyLimitMiddleware,
     RateLimiter,
     SecurityHeadersMiddleware,
     is_loopback,
     load_or_create_token,
 )
+from .clients import TrustedProxies, client_address
+from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
+from .fairness import fairness_from_rows
+from .fairness_page import fairness_html
+from .openapi import openapi_schema
 from .stream import Snapshots, ws_events
 from .teach import TeachSession, teach_routes
-from .views import roll_summary, roll_view
 
 __all__ = ["MAX_ROLL_ID", "ApiError", "ServerConfig", "create_app"]
 

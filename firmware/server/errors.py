@@ -18,10 +18,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .guards import ApiError
-from .rolling import RequestFieldError
-from .rollqueue import QueueFullError
-from .security import BodyTooLargeError
+from ..rolls.rolling import RequestFieldError
+from ..rolls.rollqueue import QueueFullError
+from ..web.guards import ApiError
+from ..web.security import BodyTooLargeError
 
 __all__ = ["EXCEPTION_HANDLERS", "InternalErrorMiddleware", "error_response"]
 

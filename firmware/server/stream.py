@@ -30,11 +30,11 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ..events import EventBus
+from ..rolllog import RollLog
+from ..rolls.views import event_view, roll_view
+from ..web.security import token_matches
 from .errors import error_response
-from .events import EventBus
-from .rolllog import RollLog
-from .security import token_matches
-from .views import event_view, roll_view
 
 __all__ = [
     "BEARER_PROTOCOL",

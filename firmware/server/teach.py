@@ -44,7 +44,7 @@ from ...vision.taught.naming import (
     unname,
     write_labelled,
 )
-from .guards import ApiError, json_body, require_token
+from ..web.guards import ApiError, json_body, require_token
 
 __all__ = ["OPS", "TeachSession", "die_view", "teach_routes"]
 

@@ -5,7 +5,7 @@ the system, check and parameters checked), so a bad request is refused with the 
 got wrong and never reaches the log. A :class:`DiceSupply` hands out one
 :class:`~dicetower.rules.source.DiceSource` per roll and reports every throw through
 :class:`ThrowHooks`: the RNG (:class:`RandomSupply`) and the tower
-(:class:`~dicetower.firmware.server.tower_supply.TowerSupply`) answer the same calls, so the
+(:class:`~dicetower.firmware.rolls.tower_supply.TowerSupply`) answer the same calls, so the
 queue, the log and the overlay do not know which one rolled. :func:`perform_roll` runs one
 request with dice from a supply in a worker thread and returns a :class:`RollOutcome` ready
 for the log. (A request's ``roller`` is the person who asked; the rules core's

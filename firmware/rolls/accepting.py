@@ -14,11 +14,11 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from .guards import ApiError
+from ..web.guards import ApiError
+from ..web.security import RateLimiter
 from .planning import RollPlan, plan_roll
 from .rolling import DiceSupply, parse_roll_request
 from .rollqueue import RollQueue
-from .security import RateLimiter
 
 __all__ = ["accept_roll", "check_token"]
 

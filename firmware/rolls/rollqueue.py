@@ -18,9 +18,9 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from .events import EventBus
+from ..events import EventBus
+from ..rolllog import PhotoFile, RollLog
 from .rolling import DiceSupply, RollRequest, ThrowHooks, ThrowInfo, perform_roll
-from .rolllog import PhotoFile, RollLog
 from .views import EVENT_TEXT, event_faces, event_view, roll_view
 
 __all__ = ["QueueFullError", "RollQueue"]
