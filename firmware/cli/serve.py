@@ -1,8 +1,11 @@
 """``dicetower serve [--tower sim|config|replay | --rng] [--host H] [--port P] [--data DIR]``.
 
-The HTTP/WebSocket API, the OBS overlay and the roll log. Rolls on the simulated tower by
-default, on the tower of the config file with ``--tower config`` (``--config PATH``), or with
-the RNG (``--rng``). Listens on 127.0.0.1 by default. Beyond loopback (``--host 0.0.0.0``)
+The tower's one service: the HTTP/WebSocket API, the OBS overlay, the roll log, MQTT when
+``[mqtt]`` names a broker, and the tower's start button, each press a roll as an API call is.
+Rolls on the simulated tower by default, on the tower of the config file with ``--tower config``
+(``--config PATH``; what systemd runs), or with the RNG (``--rng``, no button). Under systemd
+it says when it is ready and pings the watchdog (``server/watchdog.py``). Listens on 127.0.0.1
+by default. Beyond loopback (``--host 0.0.0.0``)
 rolling needs the bearer token that is created on first start, stored 0600 in the data directory and printed
 once. Settings resolve as flag, then ``DICETOWER_*`` environment variable, then default.
 """
@@ -24,7 +27,9 @@ __all__ = ["register", "run"]
 EXAMPLES = """\
 examples:
   dicetower serve                                  API + overlay on http://127.0.0.1:8080 (the sim tower)
-  dicetower serve --tower config                   the real tower of /etc/dicetower/config.toml
+  dicetower serve --tower config                   the real tower of /etc/dicetower/config.toml: API, overlay,
+                                                   log, MQTT and its button (what systemd runs)
+  dicetower serve --tower sim --autopress --presses 3   the simulated button presses itself 3 times
   dicetower serve --rng                            dice from the OS's secure RNG, no tower
   dicetower serve --tower config --taught my-dice  read the dice a taught model knows by their own reader
   dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
@@ -98,6 +103,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="seconds each RNG throw takes, as a tower's would (demos)",
     )
     add_tower_arguments(p, default=None, throws=False)  # photos go in the roll log
+    button = p.add_argument_group("the tower's start button (a press rolls, as POST /api/rolls does)")
+    button.add_argument(
+        "--press-roll",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="what the first presses roll, in order (repeatable); then the config's [roll] default",
+    )
+    button.add_argument(
+        "--autopress", action="store_true", help="mock pins only: press the button by itself once serving"
+    )
+    button.add_argument(
+        "--presses", type=int, metavar="N", help="with --autopress: how many presses (default 1)"
+    )
     add_mqtt_arguments(p, tower=True)
     p.set_defaults(func=run)
 
@@ -127,8 +146,10 @@ def _config_mqtt(args: argparse.Namespace, cfg: Any) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
+    from ..notify import Notifier
     from ..photo_cap import photo_cap_bytes
     from ..rolllog import check_log, default_data_dir
+    from ..rolls.button import PressPlan
     from ..rolls.rolling import DiceSupply, RandomSupply
     from ..rolls.tower_supply import TowerSupply
     from ..server import listen
@@ -150,7 +171,12 @@ def run(args: argparse.Namespace) -> int:
         load_teach(teach_dir)  # checked now: a bad teach.json fails before the server starts
     if args.rng and args.tower:
         raise ValueError("give --rng or --tower, not both")
+    if args.presses is not None and not args.autopress:
+        raise ValueError("--presses goes with --autopress")
+    presses = None
     if args.rng:
+        if args.autopress or args.press_roll:
+            raise ValueError("--autopress and --press-roll need a tower's button: give --tower, not --rng")
         seed = args.seed
 
         def open_supply() -> DiceSupply:
@@ -168,6 +194,14 @@ def run(args: argparse.Namespace) -> int:
             return TowerSupply.open(cfg)
 
         what = f"the {args.tower} tower ({cfg.camera.backend} camera, {cfg.dice.describe()})"
+        if args.autopress and cfg.pins.factory != "mock":
+            raise ValueError(
+                '--autopress works with mock pins only (--tower sim, or [pins] factory = "mock")'
+            )
+        presses = PressPlan(
+            queued=tuple(args.press_roll),
+            autopress=(1 if args.presses is None else args.presses) if args.autopress else 0,
+        )
     mqtt = mqtt_settings(args, _config_mqtt(args, cfg))
     check = check_log(data_dir, accept_broken=args.accept_broken_log)  # refused here, before anything opens
     for problem in check.problems:
@@ -188,6 +222,7 @@ def run(args: argparse.Namespace) -> int:
         accept_broken_log=args.accept_broken_log,
         log_check=check,
         mqtt=mqtt,
+        presses=presses,
     )
     print(
         f"dicetower: serving on http://{printable(host)}:{port} (overlay /overlay, fairness /fairness, "
@@ -197,5 +232,7 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    listen.serve(create_app(config), host, port)
+    with Notifier() as notifier:
+        config.notifier = notifier
+        listen.serve(create_app(config), host, port)
     return 0

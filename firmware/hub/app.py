@@ -166,7 +166,7 @@ async def api_problems(request: Request) -> Response:
 
 
 async def post_request(request: Request) -> Response:
-    require_token(request)
+    require_token(request, request.state.token)
     state = request.state
     name = request.path_params["name"]
     try:
