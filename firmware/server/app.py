@@ -34,7 +34,7 @@ from ..mqtt.settings import MqttConfig
 from ..outputs import OUTPUTS
 from ..rolllog import LogReader, RollLog, StartCheck, check_log, open_served_log
 from ..rolls.button import ButtonWayIn, PressPlan
-from ..rolls.outputs import OutputContext, Outputs
+from ..rolls.outputs import Output, OutputContext, Outputs
 from ..rolls.rolling import DiceSupply, RandomSupply
 from ..rolls.service import RollService
 from ..rolls.views import roll_summary, roll_view
@@ -109,6 +109,8 @@ class ServerConfig:
     #: what a press of the tower's button rolls (``[roll] default``, then queued expressions), and
     #: the presses the server makes itself once serving (``--autopress``; mock pins only)
     presses: PressPlan | None = None
+    #: the outputs that may be on, in order (each decides with ``wanted``); ``firmware/outputs``' list
+    outputs: tuple[type[Output], ...] = OUTPUTS
     #: tells systemd the service is ready, and pings its watchdog while rolls progress (``watchdog.py``)
     notifier: Notifier | None = None
 
@@ -378,7 +380,7 @@ async def _open(
     context = OutputContext(
         service=service, bus=bus, data_dir=data_dir, max_body_bytes=config.max_body_bytes, mqtt=config.mqtt
     )
-    outputs.add(*(cls(context) for cls in OUTPUTS if cls.wanted(context)))
+    outputs.add(*(cls(context) for cls in config.outputs if cls.wanted(context)))
     await stack.enter_async_context(outputs)
     service.start()
     stack.push_async_callback(service.stop)  # stops before the outputs close: the last roll's events go out
