@@ -68,7 +68,7 @@ def test_a_press_an_http_roll_and_an_mqtt_request_are_rolls_of_one_service(
         tower.wait_up()
         pressed = _until(lambda: _finished(tower, 2))  # the button pressed itself twice once serving
         assert [r["via"] for r in pressed] == ["button", "button"]
-        assert [r["label"] for r in pressed] == ["4d6kh3", "4d6kh3"]  # [roll] default, as `tower run` rolls
+        assert [r["label"] for r in pressed] == ["4d6kh3", "4d6kh3"]  # [roll] default
 
         answer = tower.post("/api/rolls", {"notation": "2d6", "roller": "Ann"})
         assert answer.status_code == 202 and answer.json()["via"] == "http"
