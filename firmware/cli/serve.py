@@ -144,12 +144,28 @@ def _config_mqtt(args: argparse.Namespace, cfg: Any) -> Any:
     return None
 
 
+def _press_plan(args: argparse.Namespace) -> Any:
+    """What the button's presses roll, checked now: a bad ``--press-roll`` fails before anything opens."""
+    from ...rules.errors import DiceError
+    from ...rules.notation import parse
+    from ..rolls.button import MAX_AUTOPRESSES, PressPlan
+
+    count = 1 if args.presses is None else args.presses
+    if not 0 <= count <= MAX_AUTOPRESSES:
+        raise ValueError(f"--presses must be between 0 and {MAX_AUTOPRESSES}, got {count}")
+    for expression in args.press_roll:
+        try:
+            parse(expression)
+        except DiceError as exc:
+            raise ValueError(f"--press-roll {expression[:40]!r}: {exc}") from None
+    return PressPlan(queued=tuple(args.press_roll), autopress=count if args.autopress else 0)
+
+
 def run(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
     from ..notify import Notifier
     from ..photo_cap import photo_cap_bytes
     from ..rolllog import check_log, default_data_dir
-    from ..rolls.button import PressPlan
     from ..rolls.rolling import DiceSupply, RandomSupply
     from ..rolls.tower_supply import TowerSupply
     from ..server import listen
@@ -198,10 +214,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(
                 '--autopress works with mock pins only (--tower sim, or [pins] factory = "mock")'
             )
-        presses = PressPlan(
-            queued=tuple(args.press_roll),
-            autopress=(1 if args.presses is None else args.presses) if args.autopress else 0,
-        )
+        presses = _press_plan(args)
     mqtt = mqtt_settings(args, _config_mqtt(args, cfg))
     check = check_log(data_dir, accept_broken=args.accept_broken_log)  # refused here, before anything opens
     for problem in check.problems:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .rolling import DiceSupply
     from .service import RollService
 
-__all__ = ["BUTTON_ROLLER", "ButtonWayIn", "PressPlan"]
+__all__ = ["BUTTON_ROLLER", "MAX_AUTOPRESSES", "ButtonWayIn", "PressPlan"]
 
 #: the roller a press is logged under
 BUTTON_ROLLER = "button"

@@ -147,13 +147,10 @@ def server_state(request: Request | WebSocket) -> ServerState:
 # -- helpers ----------------------------------------------------------------------------
 
 
-_state = server_state
-
-
 def _client(request: Request) -> str:
     """The client to rate-limit and log: the peer, or whom a trusted proxy names (``clients.py``)."""
     peer = request.client.host if request.client else None
-    return client_address(peer, request.headers.getlist("x-forwarded-for"), _state(request).proxies)
+    return client_address(peer, request.headers.getlist("x-forwarded-for"), server_state(request).proxies)
 
 
 #: the largest roll id (SQLite's INTEGER is 64-bit signed); a larger one in a URL is no roll
@@ -189,7 +186,7 @@ def _int_query(request: Request, name: str, default: int | None, lo: int, hi: in
 
 
 async def post_roll(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     require_token(request, state.token)
     body = await json_body(request, "the roll")
     accepted = await state.service.accept(body, _client(request), via="http")
@@ -198,7 +195,7 @@ async def post_roll(request: Request) -> Response:
 
 
 async def list_rolls(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     limit = _int_query(request, "limit", 50, 1, 200)
     before = _int_query(request, "before", None, 1, 2**62)
     roller = request.query_params.get("roller") or None
@@ -210,7 +207,7 @@ async def list_rolls(request: Request) -> Response:
 
 
 async def get_roll(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     roll_id = _roll_id(request)
     row = await run_in_threadpool(state.log.get, roll_id)
     if row is None:
@@ -222,7 +219,7 @@ async def get_roll(request: Request) -> Response:
 
 
 async def _photo(request: Request, kind: str, number_name: str) -> Response:
-    state = _state(request)
+    state = server_state(request)
     roll_id = _roll_id(request)
     number = request.path_params[number_name]
     if number > _MAX_PHOTO_INDEX:
@@ -247,19 +244,19 @@ def _fairness(log: LogReader, bias: float) -> list[Any]:
 
 
 async def get_fairness(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     stats = await run_in_threadpool(_fairness, state.log, state.config.fairness_bias)
     return JSONResponse({"dice": [s.to_json() for s in stats]})
 
 
 async def fairness_page(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     stats = await run_in_threadpool(_fairness, state.log, state.config.fairness_bias)
     return HTMLResponse(fairness_html(stats))
 
 
 async def get_tower(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     supply_status = await run_in_threadpool(state.service.supply.status)
     mqtt = state.outputs["mqtt"].status()["link"] if "mqtt" in state.outputs else None
     return JSONResponse(

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
+from dicetower.firmware.cli import main
 from dicetower.firmware.config import DEFAULT_CONFIG
 from dicetower.firmware.rolls.button import PressPlan
 from dicetower.firmware.rolls.tower_supply import TowerSupply
@@ -65,3 +68,21 @@ def test_a_press_on_a_full_queue_is_refused_and_counted(config: ServerConfig) ->
         )
         assert status["presses"] == 6 and status["refused"] >= 1 and "waiting" in status["last_refusal"]
         wait_for(lambda: client.get("/api/tower").json()["rolled"] == status["accepted"], timeout=60)
+
+
+def test_serve_refuses_bad_press_options_before_anything_opens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+
+    data = ["--data", str(tmp_path / "data"), "--port", "1"]
+    cases = {
+        ("--tower", "sim", "--press-roll", "2d"): "--press-roll '2d': expected the number of sides",
+        ("--tower", "sim", "--autopress", "--presses", "-1"): "--presses must be between 0 and 10000, got -1",
+        ("--tower", "sim", "--presses", "2"): "--presses goes with --autopress",
+        ("--rng", "--autopress"): "--autopress and --press-roll need a tower's button",
+    }
+    for argv, message in cases.items():
+        assert main(["serve", *argv, *data]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"dicetower: error: {message}") and err.count("\n") == 1, err
+    assert not (tmp_path / "data").exists()  # nothing opened, nothing written
