@@ -234,8 +234,8 @@ def openapi_schema() -> dict[str, Any]:
                 "get": {
                     "summary": (
                         "the dice supply's status (roller; roller.taught: the taught reader and its drift),"
-                        " the queue and each request's place, the MQTT link's state (mqtt), and each output's"
-                        " state (outputs: ok, behind or failing, with counts)"
+                        " the queue and each request's place, the button's presses (button), the MQTT link's"
+                        " state (mqtt), and each output's state (outputs: ok, behind or failing, with counts)"
                     ),
                     "responses": {"200": _json({"type": "object", "properties": {"mqtt": _MQTT_STATUS}})},
                 }
