@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from dicetower.firmware.server.rolllog import PhotoFile, RollLog, VerifyReport, verify_log
-from dicetower.firmware.server.rolllog.startup import START_HASH_RECENT, START_INTEGRITY, START_TAIL_ROWS
+from dicetower.firmware.rolllog import PhotoFile, RollLog, VerifyReport, verify_log
+from dicetower.firmware.rolllog.startup import START_HASH_RECENT, START_INTEGRITY, START_TAIL_ROWS
 
 __all__ = ["build_log", "main"]
 

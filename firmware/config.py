@@ -119,9 +119,9 @@ from .errors import ConfigError
 from .mqtt.settings import MqttConfig
 from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
 from .roll_default import roll_problem
-from .server.host_names import check_allowed_hosts
 from .shaker import MIN_PULSE_S
 from .taught_config import taught_dice
+from .web.host_names import check_allowed_hosts
 
 __all__ = [
     "DEFAULT_CONFIG",

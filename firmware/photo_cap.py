@@ -1,7 +1,7 @@
 """The one bound on kept photos: how many bytes of them, and which go first.
 
 The server's roll log and the CLI's throw folder both keep a photo of every throw; left alone
-either grows until the disk is full (a ``tower run`` on a Pi rolls for weeks). Both take the
+either grows until the disk is full (the tower's service on a Pi rolls for weeks). Both take the
 cap the same way (``--photo-cap-mb``, else ``DICETOWER_PHOTO_CAP_MB``, else
 :data:`DEFAULT_PHOTO_CAP_MB`) and choose what to remove with :func:`oldest_over_cap`: the
 oldest first, until the rest fit. The roll log keeps each removed file's row and hash;

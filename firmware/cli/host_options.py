@@ -32,7 +32,7 @@ def add_allowed_host_argument(p: argparse.ArgumentParser, *, config_key: bool) -
 def allowed_hosts(given: list[str] | None, cfg: Any = None) -> tuple[str, ...]:
     """The names to answer to besides the machine's: ``--allowed-host``, then the environment, then
     ``cfg``'s ``[server] allowed_hosts`` (a :class:`~dicetower.firmware.config.Config`, or None)."""
-    from ..server.host_names import check_allowed_hosts
+    from ..web.host_names import check_allowed_hosts
 
     if given is not None:
         where, names = "--allowed-host", given

@@ -79,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
     from ..hub.app import HubConfig, create_hub_app
     from ..mqtt.client import Connection
+    from ..rolllog import default_data_dir
     from ..server import listen
-    from ..server.rolllog import default_data_dir
 
     settings = mqtt_settings(args, None)
     if settings is None:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from . import COMMANDS
 
 if TYPE_CHECKING:
-    from ..server.rolllog import LogReader, VerifyReport
+    from ..rolllog import LogReader, VerifyReport
 
 __all__ = ["format_report", "open_roll_log", "register", "run_export", "run_verify"]
 
@@ -94,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def open_roll_log(data: Path | None) -> LogReader:
     """The roll log in ``data`` (default: the data directory), read-only; an error if there is none."""
-    from ..server.rolllog import LogReader, default_data_dir
+    from ..rolllog import LogReader, default_data_dir
 
     return LogReader(data or default_data_dir())
 
@@ -119,8 +119,8 @@ def format_report(report: VerifyReport) -> str:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from ..server.rolllog import default_data_dir, verify_log
-    from ..server.rolllog.startup import START_HASH_RECENT, START_INTEGRITY, START_TAIL_ROWS
+    from ..rolllog import default_data_dir, verify_log
+    from ..rolllog.startup import START_HASH_RECENT, START_INTEGRITY, START_TAIL_ROWS
 
     quick = {"integrity": START_INTEGRITY, "hash_recent": START_HASH_RECENT, "tail_rows": START_TAIL_ROWS}
     from .output import escape_controls

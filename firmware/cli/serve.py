@@ -1,8 +1,11 @@
 """``dicetower serve [--tower sim|config|replay | --rng] [--host H] [--port P] [--data DIR]``.
 
-The HTTP/WebSocket API, the OBS overlay and the roll log. Rolls on the simulated tower by
-default, on the tower of the config file with ``--tower config`` (``--config PATH``), or with
-the RNG (``--rng``). Listens on 127.0.0.1 by default. Beyond loopback (``--host 0.0.0.0``)
+The tower's one service: the HTTP/WebSocket API, the OBS overlay, the roll log, MQTT when
+``[mqtt]`` names a broker, and the tower's start button, each press a roll as an API call is.
+Rolls on the simulated tower by default, on the tower of the config file with ``--tower config``
+(``--config PATH``; what systemd runs), or with the RNG (``--rng``, no button). Under systemd
+it says when it is ready and pings the watchdog (``server/watchdog.py``). Listens on 127.0.0.1
+by default. Beyond loopback (``--host 0.0.0.0``)
 rolling needs the bearer token that is created on first start, stored 0600 in the data directory and printed
 once. Settings resolve as flag, then ``DICETOWER_*`` environment variable, then default.
 """
@@ -25,7 +28,9 @@ __all__ = ["register", "run"]
 EXAMPLES = """\
 examples:
   dicetower serve                                  API + overlay on http://127.0.0.1:8080 (the sim tower)
-  dicetower serve --tower config                   the real tower of /etc/dicetower/config.toml
+  dicetower serve --tower config                   the real tower of /etc/dicetower/config.toml: API, overlay,
+                                                   log, MQTT and its button (what systemd runs)
+  dicetower serve --tower sim --autopress --presses 3   the simulated button presses itself 3 times
   dicetower serve --rng                            dice from the OS's secure RNG, no tower
   dicetower serve --tower config --taught my-dice  read the dice a taught model knows by their own reader
   dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
@@ -101,6 +106,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="seconds each RNG throw takes, as a tower's would (demos)",
     )
     add_tower_arguments(p, default=None, throws=False)  # photos go in the roll log
+    button = p.add_argument_group("the tower's start button (a press rolls, as POST /api/rolls does)")
+    button.add_argument(
+        "--press-roll",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="what the first presses roll, in order (repeatable); then the config's [roll] default",
+    )
+    button.add_argument(
+        "--autopress", action="store_true", help="mock pins only: press the button by itself once serving"
+    )
+    button.add_argument(
+        "--presses", type=int, metavar="N", help="with --autopress: how many presses (default 1)"
+    )
     add_mqtt_arguments(p, tower=True)
     p.set_defaults(func=run)
 
@@ -128,15 +147,33 @@ def _config_file(args: argparse.Namespace, cfg: Any) -> Any:
     return None
 
 
+def _press_plan(args: argparse.Namespace) -> Any:
+    """What the button's presses roll, checked now: a bad ``--press-roll`` fails before anything opens."""
+    from ...rules.errors import DiceError
+    from ...rules.notation import parse
+    from ..rolls.button import MAX_AUTOPRESSES, PressPlan
+
+    count = 1 if args.presses is None else args.presses
+    if not 0 <= count <= MAX_AUTOPRESSES:
+        raise ValueError(f"--presses must be between 0 and {MAX_AUTOPRESSES}, got {count}")
+    for expression in args.press_roll:
+        try:
+            parse(expression)
+        except DiceError as exc:
+            raise ValueError(f"--press-roll {expression[:40]!r}: {exc}") from None
+    return PressPlan(queued=tuple(args.press_roll), autopress=count if args.autopress else 0)
+
+
 def run(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
+    from ..notify import Notifier
     from ..photo_cap import photo_cap_bytes
+    from ..rolllog import check_log, default_data_dir
+    from ..rolls.rolling import DiceSupply, RandomSupply
+    from ..rolls.tower_supply import TowerSupply
     from ..server import listen
     from ..server.app import ServerConfig, create_app
     from ..server.clients import TrustedProxies
-    from ..server.rolling import DiceSupply, RandomSupply
-    from ..server.rolllog import check_log, default_data_dir
-    from ..server.tower_supply import TowerSupply
     from .tower import tower_config
 
     host = args.host or _env("HOST", "127.0.0.1")
@@ -153,7 +190,12 @@ def run(args: argparse.Namespace) -> int:
         load_teach(teach_dir)  # checked now: a bad teach.json fails before the server starts
     if args.rng and args.tower:
         raise ValueError("give --rng or --tower, not both")
+    if args.presses is not None and not args.autopress:
+        raise ValueError("--presses goes with --autopress")
+    presses = None
     if args.rng:
+        if args.autopress or args.press_roll:
+            raise ValueError("--autopress and --press-roll need a tower's button: give --tower, not --rng")
         seed = args.seed
 
         def open_supply() -> DiceSupply:
@@ -171,6 +213,11 @@ def run(args: argparse.Namespace) -> int:
             return TowerSupply.open(cfg)
 
         what = f"the {args.tower} tower ({cfg.camera.backend} camera, {cfg.dice.describe()})"
+        if args.autopress and cfg.pins.factory != "mock":
+            raise ValueError(
+                '--autopress works with mock pins only (--tower sim, or [pins] factory = "mock")'
+            )
+        presses = _press_plan(args)
     file_cfg = _config_file(args, cfg)
     mqtt = mqtt_settings(args, file_cfg.mqtt if file_cfg is not None else None)
     check = check_log(data_dir, accept_broken=args.accept_broken_log)  # refused here, before anything opens
@@ -193,8 +240,8 @@ def run(args: argparse.Namespace) -> int:
         accept_broken_log=args.accept_broken_log,
         log_check=check,
         mqtt=mqtt,
+        presses=presses,
     )
-    app = create_app(config)
 
     def announce(bound: int) -> None:
         print(
@@ -206,5 +253,9 @@ def run(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    listen.serve(app, host, port, announce=announce)  # binds first: a busy port says so, announced after
+    with Notifier() as notifier:
+        config.notifier = notifier
+        app = create_app(config)
+        # binds first: a busy port says so, and "serving" is said only once it serves
+        listen.serve(app, host, port, announce=announce)
     return 0

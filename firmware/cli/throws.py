@@ -1,6 +1,6 @@
 """Where the tower commands keep each throw's photo and record, and what they say about them.
 
-Every throw of ``roll --tower``, ``check --tower``, ``tower run`` and ``tower watch`` is saved
+Every throw of ``roll --tower``, ``check --tower`` and ``tower watch`` is saved
 as ``throw-STAMP-PID-NNNN.jpg`` and ``.json`` in ``--save DIR`` or the state directory
 (``$XDG_STATE_HOME/dicetower/throws``, ``~/.local/state/dicetower/throws``). That folder is
 held under the photo cap the server's roll log has (``--photo-cap-mb``, else

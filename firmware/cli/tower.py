@@ -1,4 +1,7 @@
-"""``dicetower tower shake|tap|capture|calibrate|status|run|watch|config|test-panel``, and ``--tower``.
+"""``dicetower tower shake|tap|capture|calibrate|status|watch|config|test-panel``, and ``--tower``.
+
+These are the bench's commands, one act at a time; the tower's service, which answers the start
+button, the API, the overlay and MQTT in one process, is ``dicetower serve --tower config``.
 
 Which tower: ``--tower sim`` is the built-in one (mock pins, the simulated camera; a
 ``--config`` file's dice and limits when one is given), ``--tower replay --replay DIR``
@@ -49,12 +52,12 @@ examples:
   dicetower tower shake --tower sim         one shake pattern through the solenoid's limits
   dicetower tower calibrate                 lock the camera and photograph the empty tray (real tower)
   dicetower tower capture --out tray.jpg    one photo, tray light on
-  dicetower tower run                       wait for the button; roll [roll] default each press
   dicetower tower watch --tower sim         a live status line while a roll runs
   dicetower tower config --check my.toml    validate a config file
   dicetower tower test-panel                light each LED in turn, then wait for the button
   dicetower tower status --taught my-dice   the taught reader's dice and how sure it is lately
 
+The tower's service (its button, the API, the overlay, the roll log): dicetower serve --tower config
 Run 'dicetower tower ACTION --help' for an action's options and examples.
 """
 
@@ -82,11 +85,6 @@ ACTION_EXAMPLES: dict[str, str] = {
   dicetower tower status --tower sim        the simulated tower's state, dice and calibration
   dicetower tower status --json             the real tower's status as JSON
   dicetower tower status --taught my-dice   the taught reader's dice and how sure it is lately
-""",
-    "run": """\
-  dicetower tower run                       wait for the button; each press rolls the [roll] default
-  dicetower tower run 4d6kh3+2 2d6 --presses 2   the first two presses roll these, then it stops
-  dicetower tower run --tower sim --autopress --presses 3   the simulated button presses itself 3 times
 """,
     "watch": """\
   dicetower tower watch --tower sim         roll the [roll] default, showing each state on one line
@@ -281,7 +279,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     def action(name: str, help: str, func: Any) -> argparse.ArgumentParser:
         a = _action_parser(sub, name, help)
-        add_tower_arguments(a, default="config", throws=name in ("run", "watch"))
+        add_tower_arguments(a, default="config", throws=name == "watch")
         a.set_defaults(func=func)
         return a
 
@@ -301,14 +299,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     a = action("status", "the tower's state, dice, pins and calibration", _status)
     a.add_argument("--json", action="store_true")
-    a = action(
-        "run", "wait for the start button; each press rolls the next queued expression or the default", _run
-    )
-    a.add_argument(
-        "queue", nargs="*", metavar="EXPR", help="expressions to roll on the first presses, in order"
-    )
-    a.add_argument("--presses", type=int, metavar="N", help="stop after N rolls")
-    a.add_argument("--autopress", action="store_true", help="mock pins only: press the button by itself")
     a = action("watch", "roll once and show the tower's state on one live terminal line", _watch)
     a.add_argument("expression", nargs="?", help="what to roll (default: the config's [roll] default)")
     a = _action_parser(sub, "config", "validate a config file, or print the config in force")
@@ -434,58 +424,6 @@ def _roll_expression(tower: Tower, expr: str, throws: ThrowFolder) -> tuple[str,
     finally:
         throws.save(source.records)
     return result.text, source.records
-
-
-def _run(args: argparse.Namespace) -> int:
-    from collections import deque
-
-    from ...rules.errors import DiceError, printable
-    from ..notify import Notifier
-
-    if args.presses is not None and args.presses < 0:
-        raise ValueError("--presses must be 0 or more")
-    queue = deque(args.queue)
-    throws = ThrowFolder.from_args(args)
-    with Notifier() as notifier, opened_tower(args) as tower:
-        if args.autopress and tower.config.pins.factory != "mock":
-            raise ValueError("--autopress works with mock pins only")
-        tower.listeners.append(
-            lambda state, detail: notifier.status(f"{state.value}: {detail}" if detail else state)
-        )
-        tower.listeners.append(lambda state, detail: notifier.watchdog())
-        interval = notifier.watchdog_interval
-        tick = min(interval, 1.0) if interval else 1.0
-        notifier.ready()
-        waiting = f"waiting for the button (GPIO{tower.config.pins.button})"
-        notifier.status(f"idle: {waiting}")
-        print(f"tower ready ({tower.camera.name} camera): {waiting}", file=sys.stderr, flush=True)
-        rolls = 0
-        try:
-            while args.presses is None or rolls < args.presses:
-                notifier.watchdog()
-                if args.autopress:
-                    _press(tower)
-                if not tower.panel.wait_for_press(tick):
-                    continue
-                expr = queue.popleft() if queue else tower.config.roll.default
-                try:
-                    text, records = _roll_expression(tower, expr, throws)
-                    print(text, flush=True)
-                    print(describe_throws(records), flush=True)
-                except DiceError as exc:  # a failed throw: show it, light "attention", keep serving
-                    print(f"dicetower: error: {printable(str(exc))}", file=sys.stderr, flush=True)
-                rolls += 1
-                if args.autopress:
-                    tower.panel.button.pin.drive_high()
-        finally:
-            notifier.stopping()
-    return 0
-
-
-def _press(tower: Tower) -> None:
-    pin = tower.panel.button.pin
-    pin.drive_high()
-    pin.drive_low()  # pull-up button: pressed is low
 
 
 def _watch(args: argparse.Namespace) -> int:

@@ -39,14 +39,14 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ..events import EventBus
 from ..mqtt.client import Connection
 from ..mqtt.settings import Topics, check_tower_name
 from ..mqtt.wire import event_view
-from ..server.events import EventBus
-from ..server.guards import ApiError, json_body, require_token
-from ..server.host_names import AllowedHosts
-from ..server.hosts import HostCheckMiddleware
-from ..server.security import (
+from ..web.guards import ApiError, json_body, require_token
+from ..web.host_names import AllowedHosts
+from ..web.hosts import HostCheckMiddleware
+from ..web.security import (
     CSP,
     BodyLimitMiddleware,
     RateLimiter,
@@ -170,7 +170,7 @@ async def api_problems(request: Request) -> Response:
 
 
 async def post_request(request: Request) -> Response:
-    require_token(request)
+    require_token(request, request.state.token)
     state = request.state
     name = request.path_params["name"]
     try:

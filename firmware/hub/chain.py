@@ -20,7 +20,7 @@ from enum import Enum
 from typing import Any
 
 from ..mqtt.wire import check_event
-from ..server.rolllog.chain import GENESIS
+from ..rolllog.chain import GENESIS
 
 __all__ = ["ASK_AGAIN_S", "Take", "TowerChain", "Verdict"]
 

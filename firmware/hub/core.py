@@ -16,9 +16,9 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
+from ..events import EventBus
 from ..mqtt.settings import Topics
 from ..mqtt.wire import MAX_EVENT_BYTES, MAX_REQUEST_BYTES, WireError, decode_json, event_view
-from ..server.events import EventBus
 from .chain import Take
 from .store import HubStore
 from .towers import Tower, TowerBook

@@ -1,31 +1,27 @@
-"""The server's hook: with ``[mqtt] url`` set, its lifespan opens a :class:`~.publisher.TowerLink`.
+"""The MQTT output: with ``[mqtt] url`` set, the tower publishes its log to a broker and takes requests.
 
-Why a hook and not code in the app: publishing is optional (and needs the ``mqtt`` extra), so
-the server's lifespan only enters :func:`mqtt_link`, which does nothing without a URL. Inside,
-one task follows the server's own event bus, the same events ``/ws`` sends: a ``result`` or
-``error`` wakes the publisher (the roll is in the log by then) and answers the MQTT request
-that asked for it, ``rolling`` and the end of a roll move the tower's status.
+Why an output (``firmware/outputs``): publishing is optional (and needs the ``mqtt`` extra), so
+it is one entry in the outputs' list that is on only with a URL. It gets the roll service's
+events in order, as every output does: a ``result`` or ``error`` wakes the publisher (the roll
+is in the log by then) and answers the MQTT request that asked for it, ``rolling`` and the end
+of a roll move the tower's status. Falling behind costs nothing: the publisher reads the log,
+so it is woken to catch up. Requests from the broker go to the roll service's one accept
+(``requests.py``), as ``POST /api/rolls`` does.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
+from ..rolls.outputs import Output, OutputContext, OutputEvent
 from .publisher import TowerLink
 from .requests import RequestDesk
-from .settings import MqttConfig, Topics
+from .settings import Topics
 
-__all__ = ["mqtt_link"]
-
-log = logging.getLogger(__name__)
+__all__ = ["MqttOutput"]
 
 
 def _crop_reader(served_log: Any, limit: int) -> Any:
@@ -49,55 +45,63 @@ def _crop_reader(served_log: Any, limit: int) -> Any:
     return crops
 
 
-async def _follow(link: TowerLink, desk: RequestDesk, state: dict[str, Any]) -> None:
-    """Move the status and answer requests as the server's events come."""
-    bus = state["bus"]
-    while True:
-        sub = bus.subscribe()
-        try:
-            while True:
-                event = await sub.next()
-                if event is None:  # fell behind: catch up from the log
-                    link.wake()
-                    break
-                data = json.loads(event.text)  # a few hundred bytes: a status or a roll's end
-                if event.type == "rolling":
-                    link.set_state("rolling", f"roll {data['id']}")
-                elif event.type in ("result", "error"):
-                    link.wake()
-                    failed = event.type == "error"
-                    link.set_state(
-                        "needs-attention" if failed else "idle", data.get("message", "") if failed else ""
-                    )
-                    desk.answer(data["id"], "failed" if failed else "done", data["roll"])
-        finally:
-            bus.unsubscribe(sub)
+class MqttOutput(Output):
+    """Rolls, status and request answers to the broker of ``[mqtt] url``; requests from it."""
 
+    name = "mqtt"
 
-@contextlib.asynccontextmanager
-async def mqtt_link(settings: MqttConfig | None, state: dict[str, Any]) -> AsyncIterator[TowerLink | None]:
-    """Publish the served log to ``settings.url`` while the server runs (nothing without a URL)."""
-    if settings is None or not settings.url:
-        yield None
-        return
-    desk = RequestDesk(state, settings.tower_name, Topics(settings.prefix), lambda t, m: link.reply(t, m))
-    link = await run_in_threadpool(
-        TowerLink,
-        settings,
-        Path(state["config"].data_dir),
-        on_request=desk.offer_threadsafe,
-        crops=_crop_reader(state["log"], settings.inline_max_bytes),
-    )
-    tasks = [
-        asyncio.create_task(desk.run(), name="dicetower-mqtt-requests"),
-        asyncio.create_task(_follow(link, desk, state), name="dicetower-mqtt-status"),
-    ]
-    try:
-        yield link
-    finally:
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        await run_in_threadpool(link.close)
+    @classmethod
+    def wanted(cls, context: OutputContext) -> bool:
+        return context.mqtt is not None and bool(context.mqtt.url)
+
+    def __init__(self, context: OutputContext) -> None:
+        super().__init__(context)
+        self.link: TowerLink | None = None
+        self.desk: RequestDesk | None = None
+
+    async def start(self) -> None:
+        settings = self.context.mqtt
+        assert settings is not None
+        self.desk = RequestDesk(
+            self.context.service,
+            settings.tower_name,
+            Topics(settings.prefix),
+            self._reply,
+            max_body_bytes=self.context.max_body_bytes,
+        )
+        self.link = await run_in_threadpool(
+            TowerLink,
+            settings,
+            self.context.data_dir,
+            on_request=self.desk.offer_threadsafe,
+            crops=_crop_reader(self.context.service.log, settings.inline_max_bytes),
+        )
+        self.desk.start()
+
+    def _reply(self, topic: str, message: dict[str, Any]) -> None:
+        if self.link is not None:
+            self.link.reply(topic, message)
+
+    async def send(self, event: OutputEvent) -> None:
+        link, desk, data = self.link, self.desk, event.data
+        assert link is not None and desk is not None
+        if event.type == "rolling":
+            link.set_state("rolling", f"roll {data['id']}")
+        elif event.type in ("result", "error"):
+            link.wake()
+            failed = event.type == "error"
+            link.set_state("needs-attention" if failed else "idle", data.get("message", "") if failed else "")
+            desk.answer(data["id"], "failed" if failed else "done", data["roll"])
+
+    def fell_behind(self) -> None:
+        if self.link is not None:
+            self.link.wake()  # the publisher reads the log: it catches up from there
+
+    def status(self) -> dict[str, Any]:
+        return {"link": self.link.status() if self.link is not None else None}
+
+    async def close(self) -> None:
+        if self.desk is not None:
+            await self.desk.stop()
+        if self.link is not None:
+            await run_in_threadpool(self.link.close)

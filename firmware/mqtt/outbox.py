@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..server.rolllog.chain import CHAINED_COLUMNS, NOTE_COLUMNS
-from ..server.rolllog.schema import DB_NAME
+from ..rolllog.chain import CHAINED_COLUMNS, NOTE_COLUMNS
+from ..rolllog.schema import DB_NAME
 from .wire import MAX_NOTES
 
 __all__ = ["SENT_NAME", "Outbox", "Outgoing"]

@@ -16,17 +16,20 @@ API returns), then ``done`` or ``failed`` with the roll.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..server.accepting import accept_roll, check_token
-from ..server.guards import ApiError
-from ..server.rolling import RequestFieldError
-from ..server.rollqueue import QueueFullError
+from ..rolls.rolling import RequestFieldError
+from ..rolls.rollqueue import QueueFullError
+from ..web.guards import ApiError
 from .settings import Topics
 from .wire import MAX_REQUEST_BYTES, WireError, decode_json
+
+if TYPE_CHECKING:
+    from ..rolls.service import RollService
 
 __all__ = ["MAX_OPEN_REQUESTS", "RequestDesk"]
 
@@ -46,14 +49,22 @@ def _short(value: Any, default: str) -> str:
 class RequestDesk:
     """Takes request payloads (from paho's thread), queues their rolls, sends the answers.
 
-    ``state`` is the server's lifespan state (``queue``, ``limiter``, ``token``, ``config``);
-    ``reply`` publishes an answer on a topic.
+    ``service`` is the roll service whose accept every request goes to (``via`` ``mqtt``), as
+    ``POST /api/rolls`` does; ``reply`` publishes an answer on a topic; a request is at most
+    ``max_body_bytes`` (the API's body limit).
     """
 
     def __init__(
-        self, state: dict[str, Any], tower: str, topics: Topics, reply: Callable[[str, dict[str, Any]], None]
+        self,
+        service: RollService,
+        tower: str,
+        topics: Topics,
+        reply: Callable[[str, dict[str, Any]], None],
+        *,
+        max_body_bytes: int = MAX_REQUEST_BYTES,
     ) -> None:
-        self.state = state
+        self.service = service
+        self.max_body_bytes = max_body_bytes
         self.tower = tower
         self.topics = topics
         self.reply = reply
@@ -62,6 +73,18 @@ class RequestDesk:
         self._loop = asyncio.get_running_loop()
         self._waiting: asyncio.Queue[bytes] = asyncio.Queue(MAX_WAITING)
         self._open: OrderedDict[int, tuple[str, str]] = OrderedDict()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Take requests on the running loop until :meth:`stop`."""
+        self._task = asyncio.create_task(self.run(), name="dicetower-mqtt-requests")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
 
     def offer_threadsafe(self, payload: bytes) -> None:
         """From paho's thread: hand the payload to the loop."""
@@ -84,7 +107,7 @@ class RequestDesk:
 
     async def handle(self, payload: bytes) -> None:
         self.received += 1
-        limit = min(MAX_REQUEST_BYTES, int(self.state["config"].max_body_bytes))
+        limit = min(MAX_REQUEST_BYTES, int(self.max_body_bytes))
         try:
             message = decode_json(payload, limit)
         except WireError as exc:
@@ -100,21 +123,15 @@ class RequestDesk:
         who = _short(message.get("from"), "anonymous")
         base = {"request_id": request_id, "tower": self.tower}
         try:
-            check_token(message.get("token"), self.state["token"])
-            roll_id, place, plan = await accept_roll(
-                message.get("roll"),
-                f"mqtt:{who}",
-                supply=self.state["supply"],
-                limiter=self.state["limiter"],
-                queue=self.state["queue"],
-            )
+            self.service.check_token(message.get("token"))
+            accepted = await self.service.accept(message.get("roll"), f"mqtt:{who}", via="mqtt")
         except (ApiError, RequestFieldError, QueueFullError) as exc:
             self.reply(reply_to, {**base, "status": "refused", "error": _error_body(exc)})
             return
-        self._open[roll_id] = (reply_to, request_id)
+        self._open[accepted.id] = (reply_to, request_id)
         while len(self._open) > MAX_OPEN_REQUESTS:
             self._open.popitem(last=False)
-        self.reply(reply_to, {**base, "status": "queued", "id": roll_id, "place": place, **plan.to_json()})
+        self.reply(reply_to, {**base, **accepted.to_json()})
 
     def answer(self, roll_id: int, status: str, roll: dict[str, Any]) -> None:
         """The roll ``roll_id`` finished: answer its request, if one came over MQTT."""

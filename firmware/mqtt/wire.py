@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..server.rolllog.chain import CHAINED_COLUMNS, NOTE_COLUMNS, decode_row, note_hash, row_hash
+from ..rolllog.chain import CHAINED_COLUMNS, NOTE_COLUMNS, decode_row, note_hash, row_hash
 
 __all__ = [
     "EVENT_VERSION",
@@ -175,7 +175,7 @@ def check_event(event: dict[str, Any], last_hash: str | None) -> LinkCheck:
 
 def event_view(event: dict[str, Any]) -> dict[str, Any]:
     """The roll as the tower's API shows it, labelled with its tower, for the hub's pages."""
-    from ..server.views import roll_view
+    from ..rolls.views import roll_view
 
     row = decode_row({**event["row"], "hash": event["hash"]})
     view = roll_view(row)

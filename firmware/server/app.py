@@ -1,21 +1,24 @@
-"""The Starlette application: routes, the lifespan that opens the log and the dice supply, error mapping.
+"""The Starlette application: routes, the lifespan that opens the roll service and its outputs, error mapping.
 
-``create_app(config)`` builds ``Starlette(routes=[...], lifespan=...)``. The lifespan opens
-the roll log (checked first: a log that does not verify is refused unless ``accept_broken_log``;
-then rolls left in flight by a crash are failed and stray photos set aside), the dice supply,
-the event bus and the teach folder (when one is given), starts the one roll worker, and yields them as request
-state: nothing lives in module globals. Errors are mapped once (``errors.py``): every 4xx and 5xx
-is ``{"error": {"status", "field", "message"}}``.
+``create_app(config)`` builds ``Starlette(routes=[...], lifespan=...)``. The lifespan opens, on
+one ``AsyncExitStack`` that closes them in reverse however it ends: the roll log (checked first:
+a log that does not verify is refused unless ``accept_broken_log``; then rolls left in flight by
+a crash are failed and stray photos set aside), the dice supply, the outputs that are on
+(``firmware/outputs``: the overlay's event stream, MQTT, ...), the roll service with its one
+worker, and the tower's button when the supply has one (``rolls/button.py``). It yields them as
+one typed :class:`ServerState` under the request state's ``server``: nothing lives in module
+globals. Errors are mapped once (``errors.py``): every 4xx and 5xx is
+``{"error": {"status", "field", "message"}}``.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -26,34 +29,39 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
-from ..mqtt.link import mqtt_link
+from ..events import EventBus
 from ..mqtt.settings import MqttConfig
-from .accepting import accept_roll
-from .clients import TrustedProxies, client_address
-from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
-from .events import EventBus
-from .fairness import fairness_from_rows
-from .fairness_page import fairness_html
-from .guards import ApiError, json_body, require_token
-from .host_names import AllowedHosts
-from .hosts import HostCheckMiddleware
-from .openapi import openapi_schema
-from .overlay_options import check_overlay_query
-from .rolling import DiceSupply, RandomSupply
-from .rolllog import LogReader, StartCheck, check_log, open_served_log
-from .rollqueue import RollQueue
-from .security import (
+from ..outputs import OUTPUTS
+from ..rolllog import LogReader, RollLog, StartCheck, check_log, open_served_log
+from ..rolls.button import ButtonWayIn, PressPlan
+from ..rolls.outputs import Output, OutputContext, Outputs
+from ..rolls.rolling import DiceSupply, RandomSupply
+from ..rolls.service import RollService
+from ..rolls.views import roll_summary, roll_view
+from ..web.guards import ApiError, json_body, require_token
+from ..web.host_names import AllowedHosts
+from ..web.hosts import HostCheckMiddleware
+from ..web.security import (
     BodyLimitMiddleware,
     RateLimiter,
     SecurityHeadersMiddleware,
     is_loopback,
     load_or_create_token,
 )
+from .clients import TrustedProxies, client_address
+from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
+from .fairness import fairness_from_rows
+from .fairness_page import fairness_html
+from .openapi import openapi_schema
+from .overlay_options import check_overlay_query
 from .stream import Snapshots, ws_events
 from .teach import TeachSession, teach_routes
-from .views import roll_summary, roll_view
+from .watchdog import SystemdWatch
 
-__all__ = ["MAX_ROLL_ID", "ApiError", "ServerConfig", "create_app"]
+if TYPE_CHECKING:
+    from ..notify import Notifier
+
+__all__ = ["MAX_ROLL_ID", "ApiError", "ServerConfig", "ServerState", "create_app", "server_state"]
 
 
 @dataclass
@@ -104,23 +112,51 @@ class ServerConfig:
     #: names a request's Host may give besides loopback and this machine's names and addresses
     #: (``host_names.py``; ``*``: any): a page on another name is refused, 421
     allowed_hosts: tuple[str, ...] = ()
+    #: what a press of the tower's button rolls (``[roll] default``, then queued expressions), and
+    #: the presses the server makes itself once serving (``--autopress``; mock pins only)
+    presses: PressPlan | None = None
+    #: the outputs that may be on, in order (each decides with ``wanted``); ``firmware/outputs``' list
+    outputs: tuple[type[Output], ...] = OUTPUTS
+    #: tells systemd the service is ready, and pings its watchdog while rolls progress (``watchdog.py``)
+    notifier: Notifier | None = None
 
     @property
     def token_required(self) -> bool:
         return self.require_token if self.require_token is not None else not is_loopback(self.host)
 
 
+@dataclass
+class ServerState:
+    """What the lifespan opened, handed to every route as ``request.state.server``."""
+
+    config: ServerConfig
+    service: RollService
+    outputs: Outputs
+    bus: EventBus
+    snapshots: Snapshots
+    proxies: TrustedProxies
+    token: str | None = None
+    teach: TeachSession | None = None
+    button: ButtonWayIn | None = None
+
+    @property
+    def log(self) -> RollLog:
+        return self.service.log
+
+
+def server_state(request: Request | WebSocket) -> ServerState:
+    """The server's typed state (the lifespan yields it under ``server``)."""
+    state: ServerState = request.state.server
+    return state
+
+
 # -- helpers ----------------------------------------------------------------------------
-
-
-def _state(request: Request | WebSocket) -> Any:
-    return request.state
 
 
 def _client(request: Request) -> str:
     """The client to rate-limit and log: the peer, or whom a trusted proxy names (``clients.py``)."""
     peer = request.client.host if request.client else None
-    return client_address(peer, request.headers.getlist("x-forwarded-for"), _state(request).proxies)
+    return client_address(peer, request.headers.getlist("x-forwarded-for"), server_state(request).proxies)
 
 
 #: the largest roll id (SQLite's INTEGER is 64-bit signed); a larger one in a URL is no roll
@@ -156,21 +192,16 @@ def _int_query(request: Request, name: str, default: int | None, lo: int, hi: in
 
 
 async def post_roll(request: Request) -> Response:
-    require_token(request)
-    state = _state(request)
+    state = server_state(request)
+    require_token(request, state.token)
     body = await json_body(request, "the roll")
-    roll_id, place, plan = await accept_roll(
-        body, _client(request), supply=state.supply, limiter=state.limiter, queue=state.queue
-    )
-    return JSONResponse(
-        {"id": roll_id, "status": "queued", "place": place, "url": f"/api/rolls/{roll_id}", **plan.to_json()},
-        status_code=202,
-        headers={"Location": f"/api/rolls/{roll_id}"},
-    )
+    accepted = await state.service.accept(body, _client(request), via="http")
+    url = f"/api/rolls/{accepted.id}"
+    return JSONResponse({**accepted.to_json(), "url": url}, status_code=202, headers={"Location": url})
 
 
 async def list_rolls(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     limit = _int_query(request, "limit", 50, 1, 200)
     before = _int_query(request, "before", None, 1, 2**62)
     roller = request.query_params.get("roller") or None
@@ -182,19 +213,19 @@ async def list_rolls(request: Request) -> Response:
 
 
 async def get_roll(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     roll_id = _roll_id(request)
     row = await run_in_threadpool(state.log.get, roll_id)
     if row is None:
         raise ApiError(404, f"no roll {roll_id}", field_name="roll_id")
     view = roll_view(row)
     if view["status"] in ("queued", "rolling"):
-        view["place"] = state.queue.place(roll_id)
+        view["place"] = state.service.queue.place(roll_id)
     return JSONResponse(view)
 
 
 async def _photo(request: Request, kind: str, number_name: str) -> Response:
-    state = _state(request)
+    state = server_state(request)
     roll_id = _roll_id(request)
     number = request.path_params[number_name]
     if number > _MAX_PHOTO_INDEX:
@@ -219,24 +250,26 @@ def _fairness(log: LogReader, bias: float) -> list[Any]:
 
 
 async def get_fairness(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     stats = await run_in_threadpool(_fairness, state.log, state.config.fairness_bias)
     return JSONResponse({"dice": [s.to_json() for s in stats]})
 
 
 async def fairness_page(request: Request) -> Response:
-    state = _state(request)
+    state = server_state(request)
     stats = await run_in_threadpool(_fairness, state.log, state.config.fairness_bias)
     return HTMLResponse(fairness_html(stats))
 
 
 async def get_tower(request: Request) -> Response:
-    state = _state(request)
-    supply_status = await run_in_threadpool(state.supply.status)
+    state = server_state(request)
+    supply_status = await run_in_threadpool(state.service.supply.status)
+    mqtt = state.outputs["mqtt"].status()["link"] if "mqtt" in state.outputs else None
     return JSONResponse(
         {
             "roller": supply_status,  # the API names the dice supply's status "roller" (docs/server.md)
-            **state.queue.status(),
+            **state.service.status(),
+            "button": state.button.status() if state.button is not None else None,
             "token_required": state.token is not None,
             "events": {
                 "epoch": state.bus.epoch,
@@ -244,7 +277,8 @@ async def get_tower(request: Request) -> Response:
                 "clients": state.bus.clients,
                 "dropped": state.bus.dropped,
             },
-            "mqtt": state.mqtt.status() if state.mqtt is not None else None,
+            "mqtt": mqtt,
+            "outputs": state.outputs.status(),
         }
     )
 
@@ -279,59 +313,10 @@ def create_app(config: ServerConfig) -> Starlette:
     allowed = AllowedHosts(config.host, config.allowed_hosts)
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
-        data_dir = Path(config.data_dir)
-        data_dir.mkdir(parents=True, exist_ok=True)
-        teach = None if config.teach_dir is None else await run_in_threadpool(TeachSession, config.teach_dir)
-        check = config.log_check or await run_in_threadpool(
-            check_log, data_dir, accept_broken=config.accept_broken_log
-        )
-        log = await run_in_threadpool(
-            open_served_log, data_dir, check, photo_cap_bytes=config.photo_cap_bytes
-        )
-        try:
-            token = None
-            if config.token_required:
-                token, created = load_or_create_token(data_dir)
-                if created and config.announce_token:
-                    config.announce_token(token, data_dir)
-            supply = await run_in_threadpool(config.supply_factory)
-            try:
-                bus = EventBus(
-                    history=config.event_history,
-                    history_bytes=config.event_history_bytes,
-                    client_queue=config.client_queue,
-                    client_queue_bytes=config.client_queue_bytes,
-                )
-                queue = RollQueue(log, supply, bus, max_waiting=config.max_waiting)
-                queue.start()
-                try:
-                    state = {
-                        "config": config,
-                        "log": log,
-                        "supply": supply,
-                        "bus": bus,
-                        "queue": queue,
-                        "token": token,
-                        "teach": teach,
-                        "limiter": RateLimiter(config.rate_per_second, config.rate_burst),
-                        "proxies": proxies,
-                        "snapshots": Snapshots(
-                            log,
-                            bus,
-                            rolls=config.snapshot_rolls,
-                            max_bytes=config.snapshot_bytes,
-                            max_age_s=config.snapshot_max_age_s,
-                        ),
-                    }
-                    async with mqtt_link(config.mqtt, state) as state["mqtt"]:  # docs/towers.md
-                        yield state
-                finally:
-                    await queue.stop()
-            finally:
-                await run_in_threadpool(supply.close)
-        finally:
-            log.close()
+    async def lifespan(app: Starlette) -> AsyncIterator[Mapping[str, ServerState]]:
+        async with contextlib.AsyncExitStack() as stack:
+            state = await _open(config, proxies, stack)
+            yield {"server": state}
 
     static = StaticFiles(packages=[(__package__ or "dicetower.firmware.server", "static")])
     routes = [
@@ -362,3 +347,70 @@ def create_app(config: ServerConfig) -> Starlette:
         ],
         exception_handlers=dict(EXCEPTION_HANDLERS),
     )
+
+
+async def _open(
+    config: ServerConfig, proxies: TrustedProxies, stack: contextlib.AsyncExitStack
+) -> ServerState:
+    """Open everything the server serves on ``stack``, which closes it in reverse."""
+    data_dir = Path(config.data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    teach = None if config.teach_dir is None else await run_in_threadpool(TeachSession, config.teach_dir)
+    check = config.log_check or await run_in_threadpool(
+        check_log, data_dir, accept_broken=config.accept_broken_log
+    )
+    log = await run_in_threadpool(open_served_log, data_dir, check, photo_cap_bytes=config.photo_cap_bytes)
+    stack.callback(log.close)
+    token = None
+    if config.token_required:
+        token, created = load_or_create_token(data_dir)
+        if created and config.announce_token:
+            config.announce_token(token, data_dir)
+    supply = await run_in_threadpool(config.supply_factory)
+    stack.push_async_callback(run_in_threadpool, supply.close)
+    bus = EventBus(
+        history=config.event_history,
+        history_bytes=config.event_history_bytes,
+        client_queue=config.client_queue,
+        client_queue_bytes=config.client_queue_bytes,
+    )
+    outputs = Outputs([])
+    service = RollService(
+        log,
+        supply,
+        outputs,
+        limiter=RateLimiter(config.rate_per_second, config.rate_burst),
+        token=token,
+        max_waiting=config.max_waiting,
+    )
+    context = OutputContext(
+        service=service, bus=bus, data_dir=data_dir, max_body_bytes=config.max_body_bytes, mqtt=config.mqtt
+    )
+    outputs.add(*(cls(context) for cls in config.outputs if cls.wanted(context)))
+    await stack.enter_async_context(outputs)
+    service.start()
+    stack.push_async_callback(service.stop)  # stops before the outputs close: the last roll's events go out
+    button = None
+    if config.presses is not None:
+        button = ButtonWayIn.for_supply(service, supply, config.presses)
+        await stack.enter_async_context(button)
+    state = ServerState(
+        config=config,
+        service=service,
+        outputs=outputs,
+        bus=bus,
+        snapshots=Snapshots(
+            log,
+            bus,
+            rolls=config.snapshot_rolls,
+            max_bytes=config.snapshot_bytes,
+            max_age_s=config.snapshot_max_age_s,
+        ),
+        proxies=proxies,
+        token=token,
+        teach=teach,
+        button=button,
+    )
+    if config.notifier is not None:
+        await stack.enter_async_context(SystemdWatch(config.notifier, service))
+    return state

@@ -11,17 +11,17 @@ field, a full queue, a body over the limit, Starlette's own 404/405) once, keyed
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .guards import ApiError
-from .rolling import RequestFieldError
-from .rollqueue import QueueFullError
-from .security import BodyTooLargeError
+from ..rolls.rolling import RequestFieldError
+from ..rolls.rollqueue import QueueFullError
+from ..web.errors import error_response
+from ..web.guards import ApiError
+from ..web.security import BodyTooLargeError
 
 __all__ = ["EXCEPTION_HANDLERS", "InternalErrorMiddleware", "error_response"]
 
@@ -29,13 +29,6 @@ log = logging.getLogger(__name__)
 
 #: the longest request path quoted in the log line of an internal error
 _LOGGED_PATH = 200
-
-
-def error_response(status: int, message: str, field_name: str | None = None, **extra: Any) -> JSONResponse:
-    """The API's error document; ``retry_after`` in ``extra`` also sets the ``Retry-After`` header."""
-    body: dict[str, Any] = {"status": status, "field": field_name, "message": message, **extra}
-    headers = {"Retry-After": str(extra["retry_after"])} if "retry_after" in extra else None
-    return JSONResponse({"error": body}, status_code=status, headers=headers)
 
 
 async def _api_error(request: Request, exc: Exception) -> Response:

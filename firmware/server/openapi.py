@@ -82,6 +82,11 @@ _ROLL = {
         "status": {"type": "string", "enum": ["queued", "rolling", "done", "failed"]},
         "place": {"type": ["integer", "null"], "description": "0 rolling now, 1 next, ... (pending only)"},
         "roller": {"type": "string"},
+        "via": {
+            "type": ["string", "null"],
+            "enum": ["http", "mqtt", "button", None],
+            "description": "how the roll was asked for: the API, a broker, the button (null: logged before)",
+        },
         "label": {"type": "string"},
         "title": {
             "type": "string",
@@ -238,7 +243,8 @@ def openapi_schema() -> dict[str, Any]:
                 "get": {
                     "summary": (
                         "the dice supply's status (roller; roller.taught: the taught reader and its drift),"
-                        " the queue and each request's place, and the MQTT link's state (mqtt)"
+                        " the queue and each request's place, the button's presses (button), the MQTT link's"
+                        " state (mqtt), and each output's state (outputs: ok, behind or failing, with counts)"
                     ),
                     "responses": {"200": _json({"type": "object", "properties": {"mqtt": _MQTT_STATUS}})},
                 }

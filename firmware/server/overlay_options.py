@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .guards import ApiError
+from ..web.guards import ApiError
 
 __all__ = ["FIELDS", "THEMES", "check_overlay_query"]
 

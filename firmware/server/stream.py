@@ -25,16 +25,19 @@ import contextlib
 import hmac
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ..events import EventBus
+from ..rolllog import RollLog
+from ..rolls.views import event_view, roll_view
+from ..web.security import token_matches
 from .errors import error_response
-from .events import EventBus
-from .rolllog import RollLog
-from .security import token_matches
-from .views import event_view, roll_view
+
+if TYPE_CHECKING:
+    from .app import ServerState
 
 __all__ = [
     "BEARER_PROTOCOL",
@@ -166,7 +169,7 @@ async def _deny(websocket: WebSocket, status: int, message: str, field_name: str
 
 async def ws_events(websocket: WebSocket) -> None:
     """The event stream: a snapshot or a replay, then every event, each send bounded in time."""
-    state = websocket.state
+    state: ServerState = websocket.state.server
     bus: EventBus = state.bus
     config = state.config
     q = websocket.query_params

@@ -44,7 +44,7 @@ from ...vision.taught.naming import (
     unname,
     write_labelled,
 )
-from .guards import ApiError, json_body, require_token
+from ..web.guards import ApiError, json_body, require_token
 
 __all__ = ["OPS", "TeachSession", "die_view", "teach_routes"]
 
@@ -220,14 +220,14 @@ class TeachSession:
 
 
 def _session(request: Request) -> TeachSession:
-    session = request.state.teach
+    session = request.state.server.teach
     if session is None:
         raise ApiError(404, NO_TEACH)
     return session
 
 
 async def teach_page(request: Request) -> Response:
-    if request.state.teach is None:
+    if request.state.server.teach is None:
         return HTMLResponse(
             '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>dicetower teach</title>'
             '<link rel="stylesheet" href="/static/teach.css"></head><body><main class="off">'
@@ -241,7 +241,7 @@ async def teach_page(request: Request) -> Response:
 async def get_teach(request: Request) -> Response:
     session = _session(request)
     view = await run_in_threadpool(session.view)
-    return JSONResponse({**view, "token_required": request.state.token is not None})
+    return JSONResponse({**view, "token_required": request.state.server.token is not None})
 
 
 async def get_teach_crop(request: Request) -> Response:
@@ -255,14 +255,14 @@ async def get_teach_crop(request: Request) -> Response:
 
 
 async def post_teach_step(request: Request) -> Response:
-    require_token(request)
+    require_token(request, request.state.server.token)
     session = _session(request)
     body = await json_body(request, "the step")
     return JSONResponse(await run_in_threadpool(session.step, request.path_params["slug"], body))
 
 
 async def post_teach_save(request: Request) -> Response:
-    require_token(request)
+    require_token(request, request.state.server.token)
     session = _session(request)
     return JSONResponse(await run_in_threadpool(session.save))
 

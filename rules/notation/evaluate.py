@@ -83,8 +83,13 @@ class Roller:
             del self._cache[next(iter(self._cache))]  # oldest first: bounded, no bookkeeping
         self._cache[expr] = node
 
-    def roll(self, expr: str | Node, source: DiceSource | None = None) -> RollResult:
+    def roll(
+        self, expr: str | Node, source: DiceSource | None = None, *, text: str | None = None
+    ) -> RollResult:
         """Parse and evaluate ``expr`` with faces from ``source`` (a fresh secure RNG by default).
+
+        A tree parsed earlier rolls without parsing again; ``text`` is then the notation it was
+        parsed from, which the result shows.
 
         ``source.finish()`` is called afterwards, so a :class:`FixedSource` given more faces
         than the roll used raises :class:`~dicetower.rules.errors.ExtraFacesError`.
@@ -97,7 +102,7 @@ class Roller:
                     self._remember(expr, node)
             text = expr
         elif isinstance(expr, Node):
-            node, text = expr, ""
+            node, text = expr, text or ""
         else:
             raise TypeError(f"expected dice notation (str) or a parsed tree, not {type(expr).__name__}")
         if source is None:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from dicetower.firmware.cli import main
 from dicetower.firmware.cli.output import EscapedWriter, escape_controls
-from dicetower.firmware.server.rolllog import RollLog
+from dicetower.firmware.rolllog import RollLog
 
 #: What a hostile name carries: the 8-bit CSI, ESC with an OSC title, BEL, a bidi override.
 HOSTILE = "x\x9b2J\x1b]0;pwned\x07\u202ey"

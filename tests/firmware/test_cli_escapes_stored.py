@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from dicetower.firmware.cli import main
 from dicetower.firmware.cli.output import escape_controls
-from dicetower.firmware.server.rolllog import RollLog
+from dicetower.firmware.rolllog import RollLog
 from taught_helpers import write_card, write_teach_folder
 from teach_folders import TeachFolder
 

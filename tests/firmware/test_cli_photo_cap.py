@@ -27,21 +27,24 @@ def _shown_photos(out: str) -> list[Path]:
     return [Path(p) for p in re.findall(r"photo: (\S+\.jpg)", out)]
 
 
-def test_tower_run_keeps_the_folder_under_the_cap_and_the_shown_roll_whole(
+def test_the_throw_folder_is_kept_under_the_cap_and_the_shown_roll_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("dicetower.firmware.notify")
     save = tmp_path / "throws"
-    argv = ["tower", "run", "--tower", "sim", "--sim-seed", "2", "--autopress", "--save", str(save)]
-    assert main([*argv, "--presses", "2"]) == 0  # the default cap (512 MB) keeps both
-    shown = _shown_photos(capsys.readouterr().out)
+
+    def roll(*cap: str) -> list[Path]:
+        argv = ["roll", "4d6kh3", "--tower", "sim", "--sim-seed", "2", "--save", str(save), *cap]
+        assert main(argv) == 0
+        return _shown_photos(capsys.readouterr().out)
+
+    shown = roll() + roll()  # the default cap (512 MB) keeps both
     assert len(shown) == 2 and _stems(save) == {p.stem for p in shown}
     one_throw = sum(f.stat().st_size for f in save.iterdir()) / 2
-    cap_mb = 2.5 * one_throw / 2**20  # room for two throws, not three
-    assert main([*argv, "--presses", "4", "--photo-cap-mb", f"{cap_mb:.6f}"]) == 0
-    shown = _shown_photos(capsys.readouterr().out)
+    cap_mb = f"{2.5 * one_throw / 2**20:.6f}"  # room for two throws, not three
+    for _ in range(2):
+        shown += roll("--photo-cap-mb", cap_mb)
     kept = _stems(save)
-    assert sum(f.stat().st_size for f in save.iterdir()) <= cap_mb * 2**20
+    assert sum(f.stat().st_size for f in save.iterdir()) <= float(cap_mb) * 2**20
     assert kept == {p.stem for p in shown[-2:]}  # the newest two; the oldest went first
     assert all(p.exists() and p.with_suffix(".json").exists() for p in shown[-2:])
 

@@ -1,8 +1,10 @@
-"""The shipped systemd unit and sysusers file: checked by systemd's own tools, and read for what they promise.
+"""The shipped systemd units (the tower's and the hub's) and sysusers file: checked by systemd's own tools,
+and read for what they promise.
 
-``systemd-analyze verify`` refuses a unit whose ``ExecStart=`` program does not exist, and the shipped unit
-points at the Pi's install path (``/opt/dicetower/.venv/bin/dicetower``). The test verifies a copy whose
-``ExecStart=`` points at this environment's own ``dicetower`` script; nothing else in the copy changes.
+``systemd-analyze verify`` refuses a unit whose ``ExecStart=`` program does not exist, and the shipped units
+point at the Pi's install path (``/opt/dicetower/.venv/bin/dicetower``). The tests verify a copy whose
+``ExecStart=`` points at this environment's own ``dicetower`` script, and whose ``EnvironmentFile=`` (the
+hub's broker URL, a file the installer writes) is a file beside it; nothing else in the copy changes.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ import pytest
 
 SYSTEMD_DIR = Path(__file__).resolve().parents[2] / "systemd"
 UNIT = SYSTEMD_DIR / "dicetower.service"
+HUB_UNIT = SYSTEMD_DIR / "dicetower-hub.service"
+UNITS = (UNIT, HUB_UNIT)
+HUB_ENV = "/etc/dicetower/hub.env"
 SYSUSERS = SYSTEMD_DIR / "dicetower.sysusers.conf"
 INSTALLED_PROGRAM = "/opt/dicetower/.venv/bin/dicetower"
 
-#: systemd-analyze's exposure score, 0 (locked down) to 10 (unprotected). The unit scores 1.8 on systemd 252;
-#: a change that opens the sandbox past this fails here instead of going unnoticed.
+#: systemd-analyze's exposure score, 0 (locked down) to 10 (unprotected). The tower's unit scores 1.8 on
+#: systemd 252; a change that opens either sandbox past this fails here instead of going unnoticed.
 MAX_EXPOSURE = 2.5
 
 
@@ -58,6 +63,11 @@ def service() -> list[tuple[str, str]]:
     return unit_entries(UNIT.read_text(encoding="utf-8"))["Service"]
 
 
+@pytest.fixture(scope="module")
+def hub_service() -> list[tuple[str, str]]:
+    return unit_entries(HUB_UNIT.read_text(encoding="utf-8"))["Service"]
+
+
 def local_program() -> Path:
     program = Path(sys.executable).parent / "dicetower"
     if not program.exists():
@@ -65,11 +75,16 @@ def local_program() -> Path:
     return program
 
 
-def local_copy(tmp_path: Path) -> Path:
-    text = UNIT.read_text(encoding="utf-8")
+def local_copy(tmp_path: Path, unit: Path = UNIT) -> Path:
+    text = unit.read_text(encoding="utf-8")
     assert text.count(INSTALLED_PROGRAM) == 1, "ExecStart= is the one place the install path appears"
-    copy = tmp_path / "dicetower.service"
-    copy.write_text(text.replace(INSTALLED_PROGRAM, str(local_program())), encoding="utf-8")
+    text = text.replace(INSTALLED_PROGRAM, str(local_program()))
+    if f"EnvironmentFile={HUB_ENV}" in text:
+        env = tmp_path / "hub.env"
+        env.write_text("DICETOWER_MQTT_URL=mqtt://127.0.0.1\n", encoding="utf-8")
+        text = text.replace(f"EnvironmentFile={HUB_ENV}", f"EnvironmentFile={env}")
+    copy = tmp_path / unit.name
+    copy.write_text(text, encoding="utf-8")
     return copy
 
 
@@ -80,10 +95,11 @@ def systemd_analyze() -> str:
     return found
 
 
-def test_systemd_analyze_verify_accepts_the_unit_without_a_warning(tmp_path: Path) -> None:
+@pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
+def test_systemd_analyze_verify_accepts_the_unit_without_a_warning(tmp_path: Path, unit: Path) -> None:
     analyze = systemd_analyze()
     result = subprocess.run(
-        [analyze, "verify", str(local_copy(tmp_path))], capture_output=True, text=True, timeout=60
+        [analyze, "verify", str(local_copy(tmp_path, unit))], capture_output=True, text=True, timeout=60
     )
     # verify exits 0 on an unknown key or a bad value and only warns: any output at all is a failure.
     assert result.returncode == 0, result.stderr
@@ -100,10 +116,11 @@ def test_verify_catches_a_misspelt_key(tmp_path: Path) -> None:
     assert "NotifyAcces" in result.stderr
 
 
-def test_the_sandbox_exposure_stays_low(tmp_path: Path) -> None:
+@pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
+def test_the_sandbox_exposure_stays_low(tmp_path: Path, unit: Path) -> None:
     analyze = systemd_analyze()
     result = subprocess.run(
-        [analyze, "security", "--offline=yes", "--no-pager", str(local_copy(tmp_path))],
+        [analyze, "security", "--offline=yes", "--no-pager", str(local_copy(tmp_path, unit))],
         capture_output=True,
         text=True,
         timeout=60,
@@ -124,7 +141,21 @@ def test_the_unit_runs_the_tower_as_a_notify_service_with_a_watchdog(service: li
     assert 10 <= int(watchdog[:-1]) <= 120
     # The default SIGABRT skips the program's handler, the one that turns the solenoid off.
     assert one(service, "WatchdogSignal") == "SIGTERM"
-    assert one(service, "ExecStart") == f"{INSTALLED_PROGRAM} tower run --config /etc/dicetower/config.toml"
+    # The one service: pins, button, camera, API, overlay, log and MQTT in one process.
+    command = one(service, "ExecStart").split()
+    assert command[:4] == [INSTALLED_PROGRAM, "serve", "--tower", "config"]
+    assert command[command.index("--config") + 1] == "/etc/dicetower/config.toml"
+    assert command[command.index("--data") + 1] == "/var/lib/dicetower"
+
+
+def test_the_hub_unit_runs_the_hub_with_no_devices(hub_service: list[tuple[str, str]]) -> None:
+    command = one(hub_service, "ExecStart").split()
+    assert command[:2] == [INSTALLED_PROGRAM, "hub"]
+    assert one(hub_service, "EnvironmentFile") == HUB_ENV  # DICETOWER_MQTT_URL: the broker
+    assert one(hub_service, "PrivateDevices") == "yes"
+    assert values(hub_service, "DeviceAllow") == []
+    assert one(hub_service, "NoNewPrivileges") == "yes"
+    assert one(hub_service, "Restart") == "on-failure"
 
 
 def test_the_unit_runs_as_its_own_user_with_gpio_and_camera_access(service: list[tuple[str, str]]) -> None:
@@ -149,12 +180,13 @@ def test_the_unit_runs_as_its_own_user_with_gpio_and_camera_access(service: list
     }
 
 
-def test_the_command_line_in_exec_start_is_one_the_cli_accepts(service: list[tuple[str, str]]) -> None:
+@pytest.mark.parametrize("unit", UNITS, ids=lambda u: u.name)
+def test_the_command_line_in_exec_start_is_one_the_cli_accepts(unit: Path) -> None:
     from dicetower.firmware import cli
 
-    if "tower" not in cli.SUBCOMMANDS:
-        pytest.skip("the 'dicetower tower' subcommand is not in this build")
-    argv = one(service, "ExecStart").split()[1:]
+    argv = one(unit_entries(unit.read_text(encoding="utf-8"))["Service"], "ExecStart").split()[1:]
+    if argv[0] not in cli.SUBCOMMANDS:
+        pytest.skip(f"the 'dicetower {argv[0]}' subcommand is not in this build")
     with pytest.raises(SystemExit) as exit_info:
         cli.main([*argv, "--help"])
     assert exit_info.value.code == 0

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from dicetower.firmware.hub.app import HubConfig, create_hub_app
 from dicetower.firmware.mqtt.settings import MqttConfig
+from dicetower.firmware.rolls.rolling import RandomSupply
 from dicetower.firmware.server.app import ServerConfig
-from dicetower.firmware.server.rolling import RandomSupply
 
 
 def tower_config(data_dir: Path, url: str, name: str = "t1", **mqtt: object) -> ServerConfig:

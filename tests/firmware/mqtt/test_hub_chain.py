@@ -8,7 +8,7 @@ from pathlib import Path
 from dicetower.firmware.hub.chain import Take, TowerChain
 from dicetower.firmware.mqtt.outbox import Outbox
 from dicetower.firmware.mqtt.wire import roll_event
-from dicetower.firmware.server.rolllog import RollLog, row_hash
+from dicetower.firmware.rolllog import RollLog, row_hash
 
 
 def _events(folder: Path, n: int) -> list[dict]:

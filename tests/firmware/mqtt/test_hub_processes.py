@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from dicetower.firmware.server.rolllog import row_hash
+from dicetower.firmware.rolllog import row_hash
 from mqtt_broker import Mosquitto, Probe, free_port, mosquitto_path
 from mqtt_table import HubWatcher, Process, start_hub, start_tower
 

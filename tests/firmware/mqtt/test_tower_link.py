@@ -9,8 +9,8 @@ from pathlib import Path
 
 from dicetower.firmware.mqtt.outbox import SENT_NAME
 from dicetower.firmware.mqtt.wire import check_event
+from dicetower.firmware.rolllog import GENESIS
 from dicetower.firmware.server.app import create_app
-from dicetower.firmware.server.rolllog import GENESIS
 from mqtt_broker import Mosquitto, Probe
 from mqtt_configs import tower_config
 from starlette.testclient import TestClient

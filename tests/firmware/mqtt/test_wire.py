@@ -22,7 +22,7 @@ from dicetower.firmware.mqtt.wire import (
     event_view,
     roll_event,
 )
-from dicetower.firmware.server.rolllog import GENESIS, RollLog
+from dicetower.firmware.rolllog import GENESIS, RollLog
 
 
 def _log_with_rolls(folder: Path, n: int, *, note_after: int | None = None) -> None:

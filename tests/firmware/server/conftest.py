@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from dicetower.firmware.rolls.rolling import RandomSupply
 from dicetower.firmware.server.app import ServerConfig
-from dicetower.firmware.server.rolling import RandomSupply
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from dicetower.firmware.rolllog import RollLog
 from dicetower.firmware.server.app import ServerConfig, create_app
 from dicetower.firmware.server.clients import (
     MAX_FORWARDED_CHARS,
@@ -14,7 +15,6 @@ from dicetower.firmware.server.clients import (
     clean_peer,
     client_address,
 )
-from dicetower.firmware.server.rolllog import RollLog
 from server_helpers import live_server
 from starlette.testclient import TestClient
 

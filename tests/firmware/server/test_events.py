@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import pytest
-from dicetower.firmware.server.events import EventBus
+from dicetower.firmware.events import EventBus
 
 
 def test_numbering_and_replay() -> None:

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from dicetower.firmware.rolllog import RollLog
 from dicetower.firmware.server.app import ServerConfig, create_app
-from dicetower.firmware.server.host_names import (
+from dicetower.firmware.web.host_names import (
     REFRESH_S,
     AllowedHosts,
     check_allowed_host,
     check_allowed_hosts,
     host_name,
 )
-from dicetower.firmware.server.rolllog import RollLog
 from server_helpers import live_server
 from teach_folders import TeachFolder
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from dicetower.firmware.rolls.rolling import RandomSupply
 from dicetower.firmware.server.app import ServerConfig
-from dicetower.firmware.server.rolling import RandomSupply
 from server_helpers import live_server, shot, wait_for
 
 pytestmark = pytest.mark.slow
@@ -64,7 +64,7 @@ def server_config(config: ServerConfig) -> ServerConfig:
 def tower_config(config: ServerConfig) -> ServerConfig:
     """The simulated tower: every die on the overlay is a crop of the throw's photo."""
     from dicetower.firmware.config import DEFAULT_CONFIG
-    from dicetower.firmware.server.tower_supply import TowerSupply
+    from dicetower.firmware.rolls.tower_supply import TowerSupply
 
     cfg = DEFAULT_CONFIG.with_changes(sim=replace(DEFAULT_CONFIG.sim, seed=21))
     return replace(config, rate_per_second=0, supply_factory=lambda: TowerSupply.open(cfg))

@@ -8,8 +8,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from dicetower.firmware.rolls.rolling import RandomSupply
 from dicetower.firmware.server.app import ServerConfig
-from dicetower.firmware.server.rolling import RandomSupply
 from server_helpers import live_server, wait_for
 
 pytestmark = pytest.mark.slow
@@ -148,7 +148,7 @@ def test_each_badge_colour_has_the_meaning_the_docs_state(browser, rng_config: S
 def failing_tower(config: ServerConfig) -> ServerConfig:
     """The simulated tower with a die that leaves the tray on every throw and no re-shake."""
     from dicetower.firmware.config import DEFAULT_CONFIG
-    from dicetower.firmware.server.tower_supply import TowerSupply
+    from dicetower.firmware.rolls.tower_supply import TowerSupply
 
     cfg = DEFAULT_CONFIG.with_changes(
         sim=replace(DEFAULT_CONFIG.sim, seed=3, fault_rate=1.0, faults=("leaves_tray",)),

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import httpx
 import pytest
+from dicetower.firmware.rolls.rolling import RandomSupply
 from dicetower.firmware.server.app import ServerConfig
-from dicetower.firmware.server.rolling import RandomSupply
 from server_helpers import live_server, wait_for
 from test_overlay_explains import BLACK, CONTRAST_JS, FINISH_ANIMATIONS, WHITE
 

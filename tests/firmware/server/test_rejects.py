@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from dicetower.firmware.cli import main
+from dicetower.firmware.rolllog import RollLog
 from dicetower.firmware.server.fairness import DieStats, fairness_from_rows, format_fairness
 from dicetower.firmware.server.fairness_page import fairness_html
 from dicetower.firmware.server.rejects import RATIO_FLOOR, accepted_shares, max_tilt
-from dicetower.firmware.server.rolllog import RollLog
 from dicetower.firmware.server.stats import rolls_to_see, wilson_interval
 from dicetower.vision.eval.evaluate import REJECT_RATE_FLOOR
 

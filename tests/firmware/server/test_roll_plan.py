@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from dicetower.firmware.config import DEFAULT_CONFIG, ConfigError, parse_config
+from dicetower.firmware.rolllog import RollLog
+from dicetower.firmware.rolls.rolling import RandomSupply
+from dicetower.firmware.rolls.tower_supply import TowerSupply
 from dicetower.firmware.server.app import ServerConfig, create_app
-from dicetower.firmware.server.rolling import RandomSupply
-from dicetower.firmware.server.rolllog import RollLog
-from dicetower.firmware.server.tower_supply import TowerSupply
 from dicetower.rules.notation import Roller, parse
 from dicetower.rules.notation.plan import always_zero_divisor, base_requests, constant_value
 from dicetower.rules.source import DiceRequest, DiceSource, RandomSource

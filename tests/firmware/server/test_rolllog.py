@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from dicetower.firmware.cli import main
-from dicetower.firmware.server.rolllog import GENESIS, PhotoFile, RollLog
+from dicetower.firmware.rolllog import GENESIS, PhotoFile, RollLog
 
 
 def _roll(log: RollLog, n: int, *, photo: bytes | None = None) -> int:
@@ -59,7 +59,7 @@ def test_edited_row_is_named(log: RollLog, tmp_path: Path) -> None:
 
 
 def test_edit_with_recomputed_hash_is_caught_by_the_next_row(log: RollLog, tmp_path: Path) -> None:
-    from dicetower.firmware.server.rolllog import row_hash
+    from dicetower.firmware.rolllog import row_hash
 
     row = dict(log.db.execute("SELECT * FROM rolls WHERE id = 2").fetchone())
     row["outcome"] = "success"

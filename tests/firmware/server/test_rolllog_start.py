@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from dicetower.firmware.cli import main
+from dicetower.firmware.rolllog import PhotoFile, RollLog, verify_log
 from dicetower.firmware.server.app import ServerConfig, create_app
-from dicetower.firmware.server.rolllog import PhotoFile, RollLog, verify_log
 from old_log import write_v1_log
 from starlette.testclient import TestClient
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from dicetower.firmware.cli import main
-from dicetower.firmware.server.rolllog import PhotoFile, RollLog, verify_log
+from dicetower.firmware.rolllog import PhotoFile, RollLog, verify_log
 
 
 def _roll(log: RollLog, i: int) -> int:

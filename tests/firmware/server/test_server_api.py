@@ -9,8 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from dicetower.firmware.rolllog import PhotoFile, RollLog
 from dicetower.firmware.server.app import ServerConfig, create_app
-from dicetower.firmware.server.rolllog import PhotoFile, RollLog
 from server_helpers import wait_for
 from starlette.routing import Mount
 from starlette.testclient import TestClient
@@ -186,7 +186,7 @@ def test_rolls_are_rate_limited_per_client(config: ServerConfig) -> None:
 
 
 def test_queue_places_are_visible(config: ServerConfig) -> None:
-    from dicetower.firmware.server.rolling import RandomSupply
+    from dicetower.firmware.rolls.rolling import RandomSupply
 
     config = replace(config, rate_per_second=0, supply_factory=lambda: RandomSupply(1, throw_time=0.3))
     with TestClient(create_app(config)) as client:

@@ -6,10 +6,10 @@ import logging
 from dataclasses import replace
 
 import pytest
+from dicetower.firmware.rolllog import RollLog
+from dicetower.firmware.rolls.rolling import RandomSupply
 from dicetower.firmware.server.app import MAX_ROLL_ID, ServerConfig, create_app
-from dicetower.firmware.server.guards import MAX_JSON_DEPTH, json_depth
-from dicetower.firmware.server.rolling import RandomSupply
-from dicetower.firmware.server.rolllog import RollLog
+from dicetower.firmware.web.guards import MAX_JSON_DEPTH, json_depth
 from starlette.routing import Route
 from starlette.testclient import TestClient
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from dicetower.firmware.config import parse_config
+from dicetower.firmware.rolls.tower_supply import TowerSupply
 from dicetower.firmware.server.app import ServerConfig, create_app
-from dicetower.firmware.server.tower_supply import TowerSupply
 from dicetower.vision.taught.reader import TaughtFrameReader
 from server_helpers import wait_for
 from starlette.testclient import TestClient

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from dicetower.firmware.config import DEFAULT_CONFIG, TrayDie
 from dicetower.firmware.records import Retry, SlotAnswer, ThrowRecord
+from dicetower.firmware.rolllog import RollLog
+from dicetower.firmware.rolls.rolling import RandomSupply
+from dicetower.firmware.rolls.tower_supply import TowerSupply, attempt_looks, loaded_identity, throw_info
 from dicetower.firmware.server.app import ServerConfig, create_app
-from dicetower.firmware.server.rolling import RandomSupply
-from dicetower.firmware.server.rolllog import RollLog
-from dicetower.firmware.server.tower_supply import TowerSupply, attempt_looks, loaded_identity, throw_info
 from dicetower.rules.source import DieSlot
 from dicetower.vision.manifest import LabelledDie
 from dicetower.vision.reader import FrameReader

@@ -12,9 +12,9 @@ from dataclasses import replace
 
 import httpx
 import pytest
+from dicetower.firmware.rolls.rolling import RandomSupply
+from dicetower.firmware.rolls.views import EVENT_DICE
 from dicetower.firmware.server.app import ServerConfig, create_app
-from dicetower.firmware.server.rolling import RandomSupply
-from dicetower.firmware.server.views import EVENT_DICE
 from server_helpers import live_server, wait_for
 from starlette.testclient import TestClient, WebSocketDenialResponse
 

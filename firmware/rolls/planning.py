@@ -57,7 +57,7 @@ class _Rehearsal(DiceSource):
 def requests_of(request: RollRequest) -> list[tuple[DieSlot, ...]]:
     """The slots of each initial throw ``request`` will ask for, in order (validated requests only)."""
     if request.notation is not None:
-        node = parse(request.notation)
+        node = request.tree or parse(request.notation)
         zero = always_zero_divisor(node)
         if zero is not None:
             raise RequestFieldError("notation", f"division by zero: the divisor {zero} is always 0")
@@ -65,7 +65,11 @@ def requests_of(request: RollRequest) -> list[tuple[DieSlot, ...]]:
     rehearsal = _Rehearsal()
     try:
         run_check(
-            get_system(request.system or ""), request.check or "", rehearsal, request.params, with_odds=False
+            request.rules or get_system(request.system or ""),
+            request.check or "",
+            rehearsal,
+            request.params,
+            with_odds=False,
         )
     except DiceError as exc:
         raise RequestFieldError("check", str(exc)) from None

@@ -3,9 +3,9 @@
 :meth:`RollQueue.submit` records the request in the log (``queued``) and returns its id at
 once; one worker task takes ids in order, runs the blocking roll in a thread
 (``run_in_threadpool``), commits it, and publishes ``queued`` / ``rolling`` / ``settled`` /
-``result`` / ``error`` events (rolls in their bounded form, ``views.event_view``). Throw events
-are raised in the worker thread and handed to the loop with ``call_soon_threadsafe``, so they
-reach clients before the ``result`` that follows them.
+``result`` / ``error`` events (rolls in their bounded form, ``views.event_view``) to the outputs
+(:class:`~.outputs.Outputs`). Throw events are raised in the worker thread and handed to the loop
+with ``call_soon_threadsafe``, so they reach the outputs before the ``result`` that follows them.
 """
 
 from __future__ import annotations
@@ -14,16 +14,19 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from .events import EventBus
+from ..rolllog import PhotoFile, RollLog
 from .rolling import DiceSupply, RollRequest, ThrowHooks, ThrowInfo, perform_roll
-from .rolllog import PhotoFile, RollLog
 from .views import EVENT_TEXT, event_faces, event_view, roll_view
 
-__all__ = ["QueueFullError", "RollQueue"]
+__all__ = ["Publish", "QueueFullError", "RollQueue"]
+
+#: hands an event (its type and data) to whatever shows it; called on the event loop, never blocks
+Publish = Callable[[str, dict[str, Any]], object]
 
 log = logging.getLogger(__name__)
 
@@ -35,10 +38,10 @@ class QueueFullError(RuntimeError):
 class RollQueue:
     """The order rolls are thrown in, and the worker that throws them."""
 
-    def __init__(self, log: RollLog, supply: DiceSupply, bus: EventBus, *, max_waiting: int = 100) -> None:
+    def __init__(self, log: RollLog, supply: DiceSupply, publish: Publish, *, max_waiting: int = 100) -> None:
         self.log = log
         self.supply = supply
-        self.bus = bus
+        self.publish = publish
         self.max_waiting = max_waiting
         self._waiting: list[tuple[int, RollRequest]] = []
         self._accepted: dict[int, float] = {}
@@ -46,6 +49,8 @@ class RollQueue:
         #: ids are handed out and queued in one step: rolls commit in id order, the chain's order
         self._accepting = asyncio.Lock()
         self.current: int | None = None
+        #: ``time.monotonic()`` of the last sign of life of the roll in progress (a throw began or settled)
+        self.last_progress = time.monotonic()
         self.rolled = 0
         self.failed = 0
         self._task: asyncio.Task[None] | None = None
@@ -74,6 +79,11 @@ class RollQueue:
     # -- callers --------------------------------------------------------------------------
 
     @property
+    def alive(self) -> bool:
+        """Whether the worker runs (started, not stopped, not died)."""
+        return self._task is not None and not self._task.done()
+
+    @property
     def waiting(self) -> list[int]:
         return [rid for rid, _ in self._waiting]
 
@@ -99,12 +109,13 @@ class RollQueue:
             self._waiting.append((roll_id, request))
         self._accepted[roll_id] = time.time()
         place = self.place(roll_id) or len(self._waiting)
-        self.bus.publish(
+        self.publish(
             "queued",
             {
                 "id": roll_id,
                 "roller": request.roller,
                 "label": request.label,
+                "via": request.via,
                 "place": place,
                 "queue_length": len(self._waiting),
             },
@@ -117,7 +128,7 @@ class RollQueue:
             "rolling": self.current,
             "queue_length": len(self._waiting),
             "queue": [
-                {"id": rid, "place": i, "roller": req.roller, "label": req.label}
+                {"id": rid, "place": i, "roller": req.roller, "label": req.label, "via": req.via}
                 for i, (rid, req) in enumerate(self._waiting, 1)
             ],
             "rolled": self.rolled,
@@ -134,6 +145,7 @@ class RollQueue:
                 if self._stopping:
                     return
             roll_id, request = self._waiting.pop(0)
+            self.last_progress = time.monotonic()
             self.current = roll_id
             try:
                 await self._roll_one(roll_id, request)
@@ -146,7 +158,8 @@ class RollQueue:
     def _emit(self, type_: str, data: dict[str, Any]) -> None:
         """From the worker thread: publish on the loop, in order."""
         assert self._loop is not None
-        self._loop.call_soon_threadsafe(self.bus.publish, type_, data)
+        self.last_progress = time.monotonic()
+        self._loop.call_soon_threadsafe(self.publish, type_, data)
 
     async def _roll_one(self, roll_id: int, request: RollRequest) -> None:
         def rolling(index: int, req: Any) -> None:
@@ -166,10 +179,10 @@ class RollQueue:
             row = await run_in_threadpool(self._commit_failure, roll_id, hooks, text)
             self.failed += 1
             message = text if len(text) <= EVENT_TEXT else text[: EVENT_TEXT - 1] + "…"
-            self.bus.publish("error", {"id": roll_id, "message": message, "roll": event_view(roll_view(row))})
+            self.publish("error", {"id": roll_id, "message": message, "roll": event_view(roll_view(row))})
             return
         self.rolled += 1
-        self.bus.publish("result", {"id": roll_id, "roll": event_view(roll_view(row))})
+        self.publish("result", {"id": roll_id, "roll": event_view(roll_view(row))})
 
     def _roll_blocking(self, roll_id: int, request: RollRequest, hooks: ThrowHooks) -> dict[str, Any]:
         self.log.mark_rolling(roll_id)

@@ -1,7 +1,8 @@
-"""Taking a roll request: the one path every way in goes through, HTTP or MQTT.
+"""Taking a roll request: the one path every way in goes through, HTTP, MQTT or the button.
 
-Why a module of its own: ``POST /api/rolls`` and a request arriving over MQTT
-(:mod:`dicetower.firmware.mqtt`) must refuse the same things the same way: a missing or wrong
+Why a module of its own: ``POST /api/rolls``, a request arriving over MQTT
+(:mod:`dicetower.firmware.mqtt`) and a press of the tower's button must refuse the same things
+the same way: a missing or wrong
 token, a body that is not a roll, a caller over its rate, a full queue. Each refusal is the
 exception the API maps (:class:`~.guards.ApiError`, :class:`~.rolling.RequestFieldError`,
 :class:`~.rollqueue.QueueFullError`), so an MQTT reply can carry the same status and field. A roll
@@ -14,11 +15,11 @@ from __future__ import annotations
 import hmac
 from typing import Any
 
-from .guards import ApiError
+from ..web.guards import ApiError
+from ..web.security import RateLimiter
 from .planning import RollPlan, plan_roll
-from .rolling import DiceSupply, parse_roll_request
+from .rolling import DiceSupply, RollRequest, parse_roll_request
 from .rollqueue import RollQueue
-from .security import RateLimiter
 
 __all__ = ["accept_roll", "check_token"]
 
@@ -34,19 +35,26 @@ def check_token(given: Any, token: str | None, field_name: str = "token") -> Non
 
 
 async def accept_roll(
-    body: Any, client: str, *, supply: DiceSupply, limiter: RateLimiter, queue: RollQueue
-) -> tuple[int, int, RollPlan]:
-    """Validate and plan ``body`` on ``supply``, charge ``client``'s rate, queue the roll; its id,
-    place and plan (the throws it needs and the bound, which the answer states).
+    body: Any,
+    client: str,
+    *,
+    via: str,
+    supply: DiceSupply,
+    limiter: RateLimiter | None,
+    queue: RollQueue,
+) -> tuple[int, int, RollPlan, RollRequest]:
+    """Validate and plan ``body`` (come by ``via``) on ``supply``, charge ``client``'s rate (no
+    ``limiter``: no rate), queue the roll; its id, place, plan (the throws it needs and the bound,
+    which the answer states) and the request, parsed once and carried as parsed.
 
     The caller has checked the token (HTTP reads it from a header, MQTT from the request).
     """
-    roll = parse_roll_request(body)
+    roll = parse_roll_request(body, via=via)
     plan = plan_roll(roll, supply)  # refused here, not after the first throw
-    wait = limiter.allow(client)
+    wait = limiter.allow(client) if limiter is not None else 0.0
     if wait:
         raise ApiError(
             429, f"too many rolls from {client}; wait {wait:.1f} s", retry_after=max(1, round(wait))
         )
     roll_id, place = await queue.submit(roll, client)
-    return roll_id, place, plan
+    return roll_id, place, plan, roll

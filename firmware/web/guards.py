@@ -31,13 +31,12 @@ class ApiError(Exception):
         self.extra = extra
 
 
-def require_token(request: Request) -> None:
-    """Refuse (401) unless the request carries the server's token, when the server has one.
+def require_token(request: Request, token: str | None) -> None:
+    """Refuse (401) unless the request carries ``token``, the server's, when the server has one.
 
-    The lifespan sets ``request.state.token`` only when a token is required (beyond loopback,
-    or ``--require-token``); None means any local caller may act.
+    The lifespan makes a token only when one is required (beyond loopback, or
+    ``--require-token``); None means any local caller may act.
     """
-    token = request.state.token
     if token is None:
         return
     if "authorization" not in request.headers:

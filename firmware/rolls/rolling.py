@@ -5,7 +5,7 @@ the system, check and parameters checked), so a bad request is refused with the 
 got wrong and never reaches the log. A :class:`DiceSupply` hands out one
 :class:`~dicetower.rules.source.DiceSource` per roll and reports every throw through
 :class:`ThrowHooks`: the RNG (:class:`RandomSupply`) and the tower
-(:class:`~dicetower.firmware.server.tower_supply.TowerSupply`) answer the same calls, so the
+(:class:`~dicetower.firmware.rolls.tower_supply.TowerSupply`) answer the same calls, so the
 queue, the log and the overlay do not know which one rolled. :func:`perform_roll` runs one
 request with dice from a supply in a worker thread and returns a :class:`RollOutcome` ready
 for the log. (A request's ``roller`` is the person who asked; the rules core's
@@ -16,20 +16,23 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 from ...rules.errors import DiceError, RollSyntaxError
+from ...rules.notation import Node
 from ...rules.notation import Roller as NotationRoller
 from ...rules.result import CheckResult, slot_json
 from ...rules.source import DiceRequest, DiceSource, DieSlot, RandomSource
 from ...rules.systems import get_system, run_check, validate_params
+from ...rules.systems.base import System
 from ...rules.systems.format import format_result
 
 __all__ = [
     "MAX_ROLLER_NAME",
+    "WAYS_IN",
     "DiceSupply",
     "RandomSupply",
     "RequestFieldError",
@@ -46,6 +49,8 @@ MAX_ROLLER_NAME = 40
 #: longest notation accepted over HTTP (the notation's own limit is larger)
 MAX_NOTATION = 200
 _MAX_PARAMS = 32
+#: how a roll can be asked for: the API, a broker, the tower's own button (a roll's ``via``)
+WAYS_IN = ("http", "mqtt", "button")
 
 _NOTATION = NotationRoller()
 
@@ -71,40 +76,48 @@ class RequestFieldError(ValueError):
 
 @dataclass(frozen=True)
 class RollRequest:
-    """A validated roll: notation, or a system check with clean parameters; who asked."""
+    """A validated roll: notation, or a system check with clean parameters; who asked, and which way.
+
+    The request carries what parsing found, so it is parsed once when it is accepted: the
+    notation's syntax tree (``tree``) or the system's rules (``rules``), which the plan and the
+    roll read instead of parsing and looking up again.
+    """
 
     roller: str
     notation: str | None = None
     system: str | None = None
     check: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    #: the way in it came by, one of :data:`WAYS_IN`
+    via: str = "http"
+    tree: Node | None = field(default=None, compare=False, repr=False)
+    rules: System | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
+        """The request as the log keeps it (chained with the roll)."""
         if self.notation is not None:
-            return {"notation": self.notation, "roller": self.roller}
-        return {"system": self.system, "check": self.check, "params": self.params, "roller": self.roller}
+            return {"notation": self.notation, "roller": self.roller, "via": self.via}
+        return {
+            "system": self.system,
+            "check": self.check,
+            "params": self.params,
+            "roller": self.roller,
+            "via": self.via,
+        }
 
     @property
     def label(self) -> str:
         """Short text for the overlay and the queue: ``4d6kh3+2``, ``runic-flux skill``."""
         return self.notation if self.notation is not None else f"{self.system} {self.check}"
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RollRequest:
-        return cls(
-            roller=str(data.get("roller") or "anonymous"),
-            notation=data.get("notation"),
-            system=data.get("system"),
-            check=data.get("check"),
-            params=dict(data.get("params") or {}),
-        )
-
 
 _FIELDS = {"notation", "system", "check", "params", "roller"}
 
 
-def parse_roll_request(body: Any) -> RollRequest:
-    """Validate a decoded JSON body; raises :class:`RequestFieldError` naming the bad field."""
+def parse_roll_request(body: Any, *, via: str = "http") -> RollRequest:
+    """Validate a decoded JSON body that came by ``via``; :class:`RequestFieldError` names a bad field."""
+    if via not in WAYS_IN:
+        raise ValueError(f"via must be one of {', '.join(WAYS_IN)}, got {via!r}")
     if not isinstance(body, dict):
         raise RequestFieldError("body", "must be a JSON object")
     unknown = sorted(set(body) - _FIELDS)
@@ -125,12 +138,12 @@ def parse_roll_request(body: Any) -> RollRequest:
         if len(notation) > MAX_NOTATION:
             raise RequestFieldError("notation", f"longer than {MAX_NOTATION} characters")
         try:
-            _NOTATION.parse(notation)
+            tree = _NOTATION.parse(notation)
         except RollSyntaxError as exc:
             raise RequestFieldError("notation", str(exc), position=exc.position) from None
         except DiceError as exc:
             raise RequestFieldError("notation", str(exc)) from None
-        return RollRequest(roller=roller, notation=notation)
+        return RollRequest(roller=roller, notation=notation, via=via, tree=tree)
     system_name = body.get("system")
     if system_name is None:
         raise RequestFieldError("notation", "give notation, or system + check + params")
@@ -164,7 +177,9 @@ def parse_roll_request(body: Any) -> RollRequest:
     except DiceError as exc:
         bad = next((p.name for p in check.params if f" {p.name} " in f" {exc} "), None)
         raise RequestFieldError(f"params.{bad}" if bad else "params", str(exc)) from None
-    return RollRequest(roller=roller, system=system.name, check=check.name, params=clean)
+    return RollRequest(
+        roller=roller, system=system.name, check=check.name, params=clean, via=via, rules=system
+    )
 
 
 @dataclass
@@ -342,12 +357,12 @@ def perform_roll(request: RollRequest, supply: DiceSupply, hooks: ThrowHooks) ->
     t0 = time.perf_counter()
     source = supply.source(hooks)
     if request.notation is not None:
-        rolled = _NOTATION.roll(request.notation, source)
+        rolled = _NOTATION.roll(request.tree or request.notation, source, text=request.notation)
         result = rolled.to_json()
         text, total, outcome, odds = rolled.text, rolled.total, None, None
         dice_objs = rolled.dice
     else:
-        system = get_system(request.system or "")
+        system = request.rules or get_system(request.system or "")
         checked = run_check(system, request.check or "", source, request.params)
         result = checked.to_json()
         text = format_result(checked)

@@ -18,7 +18,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from ...photo_cap import oldest_over_cap
+from ..photo_cap import oldest_over_cap
 from .store import file_sha256, folder_name
 
 __all__ = ["MAX_NOTE_FILES", "PhotoRecord", "plan_prune", "remove_files", "sort_photo_dir"]

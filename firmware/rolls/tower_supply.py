@@ -2,7 +2,7 @@
 
 :class:`TowerSupply` wraps an opened :class:`~dicetower.firmware.tower.Tower` (the sim, replay
 or a real camera; ``open_tower`` picks the parts from the config) behind the server's
-:class:`~dicetower.firmware.server.rolling.DiceSupply` seam. For each request it asks a
+:class:`~dicetower.firmware.rolls.rolling.DiceSupply` seam. For each request it asks a
 :class:`~dicetower.firmware.source.TowerSource` and turns every
 :class:`~dicetower.firmware.records.ThrowRecord` into a :class:`ThrowInfo`: the record
 carries the photo, the crop of each die cut when the throw was read, and the reading of
