@@ -24,7 +24,7 @@ examples:
 
 def register_test_panel(sub: argparse._SubParsersAction) -> None:
     """Add ``test-panel`` to ``tower``'s actions."""
-    from .tower import add_tower_arguments
+    from .tower_options import add_tower_arguments
 
     a = sub.add_parser(
         "test-panel",
@@ -49,7 +49,7 @@ def _test_panel(args: argparse.Namespace) -> int:
     from ..panel import Panel
     from ..panel_check import check_panel
     from ..pins import pin_factory
-    from .tower import tower_config
+    from .tower_options import tower_config
 
     cfg = tower_config(args)
     pins = cfg.pins
