@@ -56,10 +56,10 @@ def test_the_owner_names_every_die_by_keys_and_clicks(
         page.goto(f"{base}/teach")
         page.wait_for_selector("body[data-ready]")
         assert page.locator(f"{D6} .group").count() == 4 and page.locator(f"{D20} .group").count() == 4
-        loaded = page.eval_on_selector_all(
-            f"{D6} .crop img", "imgs => imgs.map(i => i.complete && i.naturalWidth === 72)"
+        page.wait_for_function(  # every crop is the real PNG, served under the CSP
+            f"() => [...document.querySelectorAll(\"{D6} .crop img\")]"
+            ".filter(i => i.complete && i.naturalWidth === 72).length === 10"
         )
-        assert loaded == [True] * 10  # every crop is the real PNG, served under the CSP
         assert _focused(page) == ("white-d6", "0")  # the first unnamed group has the focus
         page.keyboard.press("Tab")
         assert _focused(page) == ("white-d6", "1")  # Tab steps group to group, not crop to crop
