@@ -60,7 +60,7 @@ from ...vision.taught.naming import (
 )
 from .guards import ApiError, json_body, require_token
 
-__all__ = ["OPS", "TeachSession", "die_view", "teach_routes"]
+__all__ = ["OPS", "TeachSession", "die_view", "next_step", "teach_routes"]
 
 #: each step the page may send, and the fields it takes (``version`` and ``etag`` go with every one)
 OPS: dict[str, frozenset[str]] = {
@@ -111,6 +111,25 @@ def _digest(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return ""
+
+
+def next_step(folder: Path) -> dict[str, Any]:
+    """``{"ready", "next"}`` after a save: the fit to run, or what a fit would still want.
+
+    The readiness is the fit's own pre-check (:mod:`~dicetower.vision.taught.ready`, the fit's
+    defaults), read from the manifest the save just wrote; the model's folder is a suggestion
+    beside the teach folder, as hardware/BUILD.md puts it.
+    """
+    from ...vision.taught.fit import HOLD_BACK, MAX_WRONG, MIN_PER_FACE
+    from ...vision.taught.ready import fit_readiness
+
+    ready = fit_readiness(folder, hold_back=HOLD_BACK, min_per_face=MIN_PER_FACE, max_wrong=MAX_WRONG)
+    if ready.ready:
+        model = shlex.quote(str(folder.parent / "my-dice"))
+        return {"ready": True, "next": f"dicetower teach fit {shlex.quote(str(folder))} --out {model}"}
+    if not ready.dice:
+        return {"ready": False, "next": "name the groups: no die has a named face yet"}
+    return {"ready": False, "next": ready.summary()}
 
 
 def _field(body: dict[str, Any], key: str) -> Any:
@@ -281,26 +300,8 @@ class TeachSession:
             "unnamed": summary.unnamed,
             "lines": summary.lines,
             "progress": texts,
-            **self.next_step(),
+            **next_step(self.folder),
         }
-
-    def next_step(self) -> dict[str, Any]:
-        """``{"ready", "next"}``: the fit to run, or the rolls a fit would still want (ready.py)."""
-        from ...vision.taught.fit import HOLD_BACK, MAX_WRONG, MIN_PER_FACE
-        from ...vision.taught.ready import fit_readiness
-
-        ready = fit_readiness(
-            self.folder, hold_back=HOLD_BACK, min_per_face=MIN_PER_FACE, max_wrong=MAX_WRONG
-        )
-        if ready.ready:
-            model = shlex.quote(str(self.folder.parent / "my-dice"))
-            return {
-                "ready": True,
-                "next": f"dicetower teach fit {shlex.quote(str(self.folder))} --out {model}",
-            }
-        if not ready.dice:
-            return {"ready": False, "next": "name the groups: no die has a named face yet"}
-        return {"ready": False, "next": ready.summary()}
 
     def crop_path(self, slug: str, file_name: str) -> Path | None:
         """The crop file ``crops/<slug>/<file_name>`` when teach.json lists it and it lies in ``crops/``."""
