@@ -14,6 +14,7 @@ rolls of a five-dice tray, 1,000 of a single die.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from ..eval.intervals import binomial_upper
@@ -31,6 +32,7 @@ def held_back_photos(photos: int, share: float) -> int:
     return photos - math.floor(photos * (1.0 - share))
 
 
+@functools.cache  # a pure function of one rate, asked every check of a collect
 def dice_to_show(max_wrong: float) -> int:
     """Fewest held-back dice, none read wrong, whose wrong rate's 95 % upper bound is at most ``max_wrong``.
 
