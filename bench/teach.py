@@ -273,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {kind}: {counts}, reject ratio {k['reject_ratio']}")
     rolls = tower_rolls(config, model, a.read, a.seed + 2000)
     print("tower rolls with the taught reader:", rolls)
-    print(f"collect {collect_s:.0f} s for {a.rolls} rolls; fit {fit_s:.0f} s")
+    kept = len((teach / "manifest.jsonl").read_text().splitlines())
+    print(f"collect {collect_s:.0f} s for {kept} rolls (of {a.rolls} asked); fit {fit_s:.0f} s")
     return 0
 
 
