@@ -31,6 +31,7 @@ from ..vision.reading import ReadStatus
 from ..vision.taught.coverage import DieCoverage, die_coverage
 from ..vision.taught.enough import dice_to_show, rolls_to_show
 from ..vision.taught.features import Backbone, NetworkSpec
+from ..vision.taught.fit import HOLD_BACK, MAX_WRONG
 from ..vision.taught.folder import NewDie, TeachFolder, truth_faces
 from ..vision.taught.grouped import FolderDie, folder_crops, group_die
 from .errors import ThrowFailedError
@@ -81,8 +82,8 @@ class Collector:
         *,
         min_per_face: int,
         check_every: int,
-        hold_back: float,
-        max_wrong: float,
+        hold_back: float = HOLD_BACK,
+        max_wrong: float = MAX_WRONG,
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.tower, self.folder = tower, folder
