@@ -154,9 +154,9 @@ class TeachSession:
 
     def _read(self) -> None:
         """(Re)read teach.json: a new generation, every die's undo history forgotten."""
-        self._disk = _digest(self.folder / TEACH_FILE)
-        self.teach: Teach = load_teach(self.folder)
-        self.etag = self._disk[:16]
+        disk = _digest(self.folder / TEACH_FILE)
+        teach = load_teach(self.folder)  # a file that cannot be read changes nothing here
+        self._disk, self.teach, self.etag = disk, teach, disk[:16]
         self._history: dict[str, collections.deque[DieTeach]] = {
             d.slug: collections.deque(maxlen=self._history_size) for d in self.teach.dice
         }

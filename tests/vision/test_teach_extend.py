@@ -10,7 +10,7 @@ import pytest
 from dicetower.vision.taught.extend import assign_new, extend_folder
 from dicetower.vision.taught.folder import TeachFolder
 from dicetower.vision.taught.grouped import TeachFileError, group_folder
-from dicetower.vision.taught.naming import TEACH_FILE, load_teach, name, save_teach
+from dicetower.vision.taught.naming import TEACH_FILE, load_teach, move_out, name, name_loose, save_teach
 from teach_helpers import drawn_throw, write_drawn_folder
 
 FIRST = [1, 2, 3, 4, 5, 6] * 2
@@ -57,6 +57,19 @@ def test_new_crops_join_the_group_named_their_face_and_no_name_changes(tmp_path:
     assert logged == ["white d6: 7 new crops: 7 joined named groups, 0 unnamed groups, 0 left loose"]
     again = extend_folder(tmp_path, sheets=False)
     assert again[0].new == 0 and load_teach(tmp_path).dice[0] == die  # nothing new: nothing changes
+
+
+def test_loose_crops_their_names_and_the_owner_s_work_are_kept(tmp_path: Path) -> None:
+    _named_folder(tmp_path)
+    teach = load_teach(tmp_path)
+    die = name_loose(move_out(teach.dice[0], 4), 4, 5)  # the owner took crop 4 out and named it alone
+    save_teach(tmp_path, teach.with_die(die))
+    _carry_on(tmp_path, LATER[:2])
+    (extended,) = extend_folder(tmp_path, sheets=False)
+    after = load_teach(tmp_path).dice[0]
+    assert after.loose[:1] == (4,) and after.loose_faces[:1] == (5,)
+    assert after.work == die.work and after.touched == die.touched == frozenset({4})
+    assert extended.new == 2 and len(after.crops) == len(FIRST) + 2
 
 
 def test_a_crop_between_two_groups_is_left_loose() -> None:

@@ -328,6 +328,11 @@ def test_a_page_read_before_another_command_rewrote_teach_json_cannot_write_over
         assert load_teach(teach_folder.path).dice[0].names == (None, 5, None, None)
         r = client.post("/api/teach/white-d6", json={"op": "undo", "etag": 7})
         assert r.status_code == 422 and r.json()["error"]["field"] == "etag"
+        (teach_folder.path / "teach.json").write_text("{not json")  # a half-written file from another tool
+        for _ in range(2):  # refused again and again: never written over, however often asked
+            r = client.post("/api/teach/white-d6", json={"op": "name", "group": 2, "face": 1})
+            assert r.status_code == 409 and "teach.json changed on disk and cannot be read" in r.text
+        assert (teach_folder.path / "teach.json").read_text() == "{not json"
 
 
 def test_after_a_save_the_answer_says_what_to_run_next(
