@@ -276,9 +276,19 @@
     if (!die.faces.includes(face)) throw new Refusal(`${face} is not a face of ${die.id} (${die.faces.join(" ")})`);
     if (f.place === "loose") {
       const crop = cursorCrop();
-      await step(f.slug, { op: "name_loose", crop: crop.index, face });
-      report(`${die.id}: crop ${crop.index} named ${face}`);
-      return;
+      const view = await step(f.slug, { op: "name_loose", crop: crop.index, face });
+      let text = `${die.id}: crop ${crop.index} named ${face}`;
+      if (crop.face === null) {
+        // a crop named for the first time: on to the next crop to name, never this one again
+        const at = view.loose.findIndex((c) => c.face === null);
+        if (at >= 0) state.cursor.set(placeKey(f.slug, "loose"), at);
+        else {
+          const next = moveOn({ slug: f.slug, place: "loose" });
+          text += next ? (next !== die.id ? `; next: ${next}` : "") : "; every group is named: Save names (Enter)";
+        }
+        updateMarks();
+      }
+      return report(text);
     }
     const g = f.place;
     const was = die.groups[g].face;

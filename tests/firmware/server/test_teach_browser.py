@@ -82,8 +82,8 @@ def test_the_owner_names_every_die_by_keys_and_clicks(
         assert page.inner_text(f"{D6} .progress") == "white d6: 5 of 6 faces named, 0 crops left"
 
         # a d20: digits and Enter; the mixed group is split by picking its 9s
-        page.keyboard.press("ArrowDown")
-        assert _focused(page) == ("blue-d20", "0")
+        assert _focused(page) == ("blue-d20", "0")  # the d6's last crop to name is named: on to the d20
+        assert page.inner_text("#status") == "white d6: crop 6 named 2; next: blue d20"
         _type(page, "17", 7)
         assert _focused(page) == ("blue-d20", "1")
         page.click(f"{D20} .group[data-group='1'] .crop[data-crop='5']", modifiers=["Shift"])
