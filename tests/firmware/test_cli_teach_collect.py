@@ -19,6 +19,7 @@ from dicetower.firmware import collect as collect_module
 from dicetower.firmware import tower as tower_module
 from dicetower.firmware.cli import main
 from dicetower.firmware.cli.teach_collect import MAX_ROLLS, add_collect_parser, add_group_parser
+from dicetower.firmware.cli.teach_fit import check_ready
 from dicetower.vision.eval.intervals import binomial_upper
 from dicetower.vision.kinds import faces_of
 from dicetower.vision.manifest import read_manifest
@@ -356,6 +357,17 @@ def test_the_early_stop_waits_until_the_held_back_rolls_can_show_fit_s_bound(tmp
     assert "showing at most 1.0% wrong takes 299: roll about 442 more" in run.out  # 55 rolls now
 
 
+def name_by_truth(folder: Path) -> None:
+    """Name each group of the folder's one die by its crops' most common true face (``teach name``)."""
+    truth = truth_by_crop(folder)
+    (die,) = json.loads((folder / "teach.json").read_text())["dice"]
+    faces = [truth[(c["line"], c["index"])] for c in die["crops"]]
+    names = {str(g): Counter(faces[i] for i in m).most_common(1)[0][0] for g, m in enumerate(die["groups"])}
+    labels = folder.parent / "labels.json"
+    labels.write_text(json.dumps({die["id"]: {"groups": names}}))
+    assert main(["teach", "name", str(folder), "--labels", str(labels)]) == 0
+
+
 def test_a_named_folder_collected_on_keeps_every_name_and_its_new_crops_join_the_groups(
     tmp_path: Path,
 ) -> None:
@@ -372,16 +384,7 @@ def test_a_named_folder_collected_on_keeps_every_name_and_its_new_crops_join_the
         "0",
     ]
     assert teach([*argv, "--rolls", "15", "--sim-seed", "3"]).rc == 0
-    truth = truth_by_crop(out)
-    (die,) = json.loads((out / "teach.json").read_text())["dice"]
-    faces = [truth[(c["line"], c["index"])] for c in die["crops"]]
-    names = {
-        str(g): Counter(faces[i] for i in members).most_common(1)[0][0]
-        for g, members in enumerate(die["groups"])
-    }
-    labels = tmp_path / "labels.json"
-    labels.write_text(json.dumps({"white d6": {"groups": names}}))
-    assert main(["teach", "name", str(out), "--labels", str(labels)]) == 0
+    name_by_truth(out)
     named = load_teach(out).dice[0]
     assert all(f is not None for f in named.names)
 
@@ -405,6 +408,35 @@ def test_a_named_folder_collected_on_keeps_every_name_and_its_new_crops_join_the
     run = teach(["group", str(out)])  # without --force: nothing new, nothing lost
     assert run.rc == 0 and "every crop is in a group already, names kept" in run.out, run.err
     assert load_teach(out).dice[0] == after
+
+
+def test_the_rolls_fit_asks_for_are_the_rolls_that_make_the_folder_ready(tmp_path: Path) -> None:
+    """A newcomer's loop: fit refuses, saying how many rolls; collecting those (names kept) is enough."""
+    out = tmp_path / "teach"
+    argv = [
+        "collect",
+        "--tower",
+        "sim",
+        "--config",
+        config(tmp_path, PAIR),
+        "--out",
+        str(out),
+        "--check-every",
+        "0",
+    ]
+    assert teach([*argv, "--rolls", "15", "--sim-seed", "3"]).rc == 0
+    name_by_truth(out)
+    fit = argparse.Namespace(folder=out, hold_back=0.3, min_per_face=3, max_wrong=0.1, seen_faces_only=False)
+    logged: list[str] = []
+    with pytest.raises(ValueError, match="teach more rolls before fitting: the white d6 about") as refused:
+        check_ready(fit, logged.append)
+    more = int(re.search(r"the white d6 about (\d+) more", str(refused.value)).group(1))  # type: ignore[union-attr]
+    assert more == 32  # 29 held-back dice for 10 %: 15 photos of two d6, 47 rolls
+    assert logged == [f"white d6: too few held-back dice for the wrong-rate bound: roll about {more} more"]
+    run = teach([*argv, "--rolls", str(more), "--sim-seed", "4"])
+    assert run.rc == 0 and "new crops added to the groups, every name kept" in run.out, run.err
+    check_ready(fit, logged.append)  # ready: no refusal
+    assert len(logged) == 1
 
 
 def test_a_tray_that_would_give_a_die_more_crops_than_grouping_takes_is_refused(tmp_path: Path) -> None:
