@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from dicetower.firmware.cli import main
 from dicetower.firmware.server.app import ServerConfig, create_app
 from dicetower.firmware.server.teach import next_step
 from dicetower.vision.manifest import read_manifest
@@ -360,3 +361,24 @@ def test_after_a_save_the_answer_says_what_to_run_next(
         "ready": True,
         "next": f"dicetower teach fit '{ready}' --out {tmp_path / 'my-dice'}",
     }
+
+
+def test_teach_group_force_while_the_page_is_open_leaves_the_page_s_names_unsaved(
+    teach_config: ServerConfig, teach_folder: TeachFolder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with TestClient(create_app(teach_config)) as client:
+        etag = client.get("/api/teach").json()["etag"]
+        for g, face in enumerate([3, 5, 1, 6]):
+            _step(client, "white-d6", op="name", group=g, face=face, etag=etag)
+        assert main(["teach", "group", str(teach_folder.path), "--force", "--no-sheets"]) == 0
+        capsys.readouterr()
+        regrouped = (teach_folder.path / "teach.json").read_text()
+        assert all(not d.names or set(d.names) == {None} for d in load_teach(teach_folder.path).dice)
+        r = client.post("/api/teach/save", json={"etag": etag})
+        assert r.status_code == 409 and r.json()["error"]["field"] == "etag"
+        r = client.post("/api/teach/white-d6", json={"op": "name", "group": 0, "face": 2, "etag": etag})
+        assert r.status_code == 409
+        assert (teach_folder.path / "teach.json").read_text() == regrouped
+        assert not (teach_folder.path / "manifest.unnamed.jsonl").exists()
+        fresh = client.get("/api/teach").json()
+        assert fresh["etag"] != etag and all(g["face"] is None for d in fresh["dice"] for g in d["groups"])
