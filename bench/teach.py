@@ -1,13 +1,20 @@
 """The simulated tower taught its dice end to end: collect, group, name in Chromium, fit, read new rolls.
 
-1. ``dicetower teach collect`` rolls a tray of a blue d20, a d% pair (red tens die, white units
-   die) and two white d6 ``--rolls`` times on the simulated tower (mock pins, virtual clock);
+It runs the commands a newcomer runs (hardware/BUILD.md §6, docs/teach.md), as they are written:
+
+1. ``dicetower teach collect --tower sim --rolls N --out DIR`` rolls the tray on the simulated
+   tower (mock pins, virtual clock), with its early stop: it stops once ``teach fit`` could
+   accept the folder. ``--tray default`` is the built-in tower's (4 white d6 and a red d6, no
+   config file); ``--tray mixed`` a blue d20, a d% pair (red tens die, white units die) and two
+   white d6 (``--tower config``);
 2. ``teach collect`` groups each die's crops (``teach group``);
 3. a person is played by this script in headless Chromium on ``dicetower serve --teach``: it
    looks at each group's crops through the camera's truth (``truth.jsonl``, which the product
    never reads), names each group by the face most of its crops show, clicks each misfit out of
-   its group and names it alone, and saves; the page counts the names and clicks;
-4. ``dicetower teach fit`` fits the taught reader;
+   its group and names it alone, and saves; the page counts the names and clicks, and says
+   what to run next;
+4. the fit command the page said to run (``dicetower teach fit DIR --out MODEL``), once: the
+   script stops if it refuses;
 5. ``--read`` new rolls are read two ways: every die of ``dicetower record``'s photos scored by
    ``dicetower eval --taught`` (right, wrong, unreadable per die), and rolled through the tower
    with the taught reader (``Tower.throw``: an unreadable die is tapped or thrown again, as in
@@ -16,6 +23,7 @@
 Baseline: the same new rolls read by the general reader (``dicetower eval``).
 
     .venv/bin/python bench/teach.py --rolls 300 --read 200 --work runs/bench-teach
+    .venv/bin/python bench/teach.py --tray mixed --rolls 300 --read 200 --work runs/bench-teach-mixed
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -152,6 +161,7 @@ def name_in_chromium(teach: Path, names: dict) -> dict:
             page.click("#save")
             page.wait_for_function("() => window.dicetowerTeach.saves === 1")
             status = page.inner_text("#status")
+            next_label, next_text = page.inner_text("#next-label"), page.inner_text("#next-text")
             browser.close()
     finally:
         server.terminate()
@@ -159,11 +169,12 @@ def name_in_chromium(teach: Path, names: dict) -> dict:
     state = json.loads((teach / "teach.json").read_text())
     return {
         "status": status,
+        "next": (next_label, next_text),
         "work": {d["id"]: (d.get("work"), len(d.get("touched", [])), len(d["crops"])) for d in state["dice"]},
     }
 
 
-def tower_rolls(config: Path, model: Path, rolls: int, seed: int) -> dict:
+def tower_rolls(config: Path | None, model: Path, rolls: int, seed: int) -> dict:
     """``rolls`` throws of the tower reading with the taught model, each compared with the truth."""
     from dataclasses import replace
 
@@ -208,32 +219,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rolls", type=int, default=300)
     ap.add_argument("--read", type=int, default=200)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--tray", choices=("default", "mixed"), default="default", help="the built-in tower's dice, or mixed"
+    )
     ap.add_argument("--work", type=Path, default=REPO / "runs" / "bench-teach")
     a = ap.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     shutil.rmtree(a.work, ignore_errors=True)
     a.work.mkdir(parents=True)
-    config = a.work / "tower.toml"
-    config.write_text(CONFIG)
-    teach, model, read = a.work / "teach", a.work / "model", a.work / "read"
-    tower = ["--tower", "config", "--config", str(config)]
+    config: Path | None = None
+    tower = ["--tower", "sim"]
+    if a.tray == "mixed":
+        config = a.work / "tower.toml"
+        config.write_text(CONFIG)
+        tower = ["--tower", "config", "--config", str(config)]
+    teach, read = a.work / "teach", a.work / "read"
     t0 = time.perf_counter()
-    run(
-        [
-            "teach",
-            "collect",
-            *tower,
-            "--sim-seed",
-            str(a.seed),
-            "--rolls",
-            str(a.rolls),
-            "--out",
-            str(teach),
-            "--check-every",
-            "0",
-        ]
+    collect = run(
+        ["teach", "collect", *tower, "--rolls", str(a.rolls), "--out", str(teach), "--sim-seed", str(a.seed)]
     )
     collect_s = time.perf_counter() - t0
+    print(collect.stdout)
     names = plan(teach)
     purity = {
         s: 1 - sum(len(g["misfits"]) for g in d["groups"]) / max(d["crops"], 1) for s, d in names.items()
@@ -241,11 +247,17 @@ def main(argv: list[str] | None = None) -> int:
     print("grouping: share of crops in a group of their face:", {k: round(v, 4) for k, v in purity.items()})
     work = name_in_chromium(teach, names)
     print("naming:", work["status"])
+    print("the page's next step:", *work["next"])
+    words = shlex.split(work["next"][1])
+    if work["next"][0] != "Next, in a shell:" or words[:3] != ["dicetower", "teach", "fit"]:
+        raise SystemExit("the page does not say to fit: the folder is not ready")
+    model = Path(words[words.index("--out") + 1])
     for die, (counts, touched, crops) in work["work"].items():
         print(f"  {die}: {counts}; touched {touched} of {crops} crops ({touched / max(crops, 1):.1%})")
     t1 = time.perf_counter()
-    fit = run(["teach", "fit", str(teach), "--out", str(model)])
+    fit = run(words[1:])  # the page's command, as the owner pastes it: one try
     fit_s = time.perf_counter() - t1
+    print("fit succeeded on the first try")
     print(fit.stdout)
     run(["record", str(read), "--rolls", str(a.read), *tower, "--sim-seed", str(a.seed + 1000)])
     for label, extra in (("taught", ["--taught", str(model)]), ("general (baseline)", [])):
@@ -261,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {kind}: {counts}, reject ratio {k['reject_ratio']}")
     rolls = tower_rolls(config, model, a.read, a.seed + 2000)
     print("tower rolls with the taught reader:", rolls)
-    print(f"collect {collect_s:.0f} s for {a.rolls} rolls; fit {fit_s:.0f} s")
+    kept = len((teach / "manifest.jsonl").read_text().splitlines())
+    print(f"collect {collect_s:.0f} s for {kept} rolls (of {a.rolls} asked); fit {fit_s:.0f} s")
     return 0
 
 

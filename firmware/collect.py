@@ -7,10 +7,16 @@ manifest line. A failed throw is reported and the next one
 tried; :data:`MAX_FAILED_IN_A_ROW` failures in a row stop the run, since an unattended tower that
 keeps failing (a die out of the tray, a jam) needs a person.
 
-Every ``check_every`` rolls the crops so far are grouped (:mod:`dicetower.vision.taught.coverage`)
-and the run stops once every die has a group of ``min_per_face`` crops for each of its faces. A
-die cannot be done before it has that many crops for every face, so no grouping is spent until
-each die has; a die found done stays done (more crops do not unsee a face).
+Every ``check_every`` rolls the run asks whether ``teach fit`` could accept the folder, and stops
+once it could:
+
+- the latest share ``teach fit`` holds back must hold enough dice for its wrong-rate bound
+  (:mod:`dicetower.vision.taught.enough`, the fit's own bound): with none read wrong, 299 dice
+  to show at most 1 %. Until then the rolls left are logged and nothing is grouped;
+- every die must have a group of ``min_per_face`` crops for each of its faces, estimated by
+  grouping the crops so far (:mod:`dicetower.vision.taught.coverage`). A die cannot be done
+  before it has that many crops for every face, so no grouping is spent until each die has; a
+  die found done stays done (more crops do not unsee a face).
 """
 
 from __future__ import annotations
@@ -23,7 +29,9 @@ from typing import TYPE_CHECKING
 
 from ..vision.reading import ReadStatus
 from ..vision.taught.coverage import DieCoverage, die_coverage
+from ..vision.taught.enough import dice_to_show, rolls_to_show
 from ..vision.taught.features import Backbone, NetworkSpec
+from ..vision.taught.fit import HOLD_BACK, MAX_WRONG
 from ..vision.taught.folder import NewDie, TeachFolder, truth_faces
 from ..vision.taught.grouped import FolderDie, folder_crops, group_die
 from .errors import ThrowFailedError
@@ -41,7 +49,7 @@ class Stop(StrEnum):
     """Why a collect ended."""
 
     ROLLS = "rolls"  #: every roll asked for was made
-    EARLY = "early"  #: every face of every die seen often enough (estimated)
+    EARLY = "early"  #: enough held back for fit's bound, every face seen often enough (estimated)
     INTERRUPTED = "interrupted"  #: Ctrl-C or SIGTERM
     FAILURES = "failures"  #: too many failed throws in a row
 
@@ -55,12 +63,16 @@ class CollectResult:
     stop: Stop = Stop.ROLLS
     coverage: list[DieCoverage] = field(default_factory=list)
     last_failure: str = ""
+    #: rolls still needed, at the last check, for fit's held-back wrong-rate bound (0: enough)
+    rolls_for_bound: int | None = None
 
 
 class Collector:
     """Throws the ``tower``'s dice into ``folder``; :meth:`run` does ``rolls`` of them.
 
-    ``log`` gets one line per failed throw and per check (stderr by default).
+    ``hold_back`` and ``max_wrong`` are what ``teach fit`` will use (its defaults unless told):
+    the early stop waits for enough held-back dice to show that wrong rate. ``log`` gets one line
+    per failed throw and per check (stderr by default).
     """
 
     def __init__(
@@ -70,10 +82,13 @@ class Collector:
         *,
         min_per_face: int,
         check_every: int,
+        hold_back: float = HOLD_BACK,
+        max_wrong: float = MAX_WRONG,
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.tower, self.folder = tower, folder
         self.min_per_face, self.check_every = min_per_face, check_every
+        self.hold_back, self.max_wrong = hold_back, max_wrong
         self.log = log or (lambda line: print(f"dicetower: {line}", file=sys.stderr))
         self.backbones: dict[NetworkSpec, Backbone] = {}
         self.done: dict[str, DieCoverage] = {}
@@ -113,6 +128,14 @@ class Collector:
                 if step is not None:
                     step(i)
                 if self.check_every and result.written % self.check_every == 0:
+                    result.rolls_for_bound = self.rolls_for_bound()
+                    if result.rolls_for_bound:
+                        self.log(
+                            f"fit holds back enough dice to show at most {self.max_wrong:.1%} wrong "
+                            f"({dice_to_show(self.max_wrong)}) only after about "
+                            f"{result.rolls_for_bound} more rolls: carrying on"
+                        )
+                        continue
                     coverage = self.check()
                     if coverage:
                         result.coverage = coverage
@@ -122,6 +145,10 @@ class Collector:
         except KeyboardInterrupt:
             result.stop = Stop.INTERRUPTED
         return result
+
+    def rolls_for_bound(self) -> int:
+        """Rolls until the latest share fit holds back can show at most ``max_wrong`` wrong (0: now)."""
+        return rolls_to_show(self.folder.lines, len(self.tower.dice), self.hold_back, self.max_wrong)
 
     def check(self) -> list[DieCoverage]:
         """Each die's faces seen often enough, estimated by grouping; empty while some die is short

@@ -1,11 +1,12 @@
 """``dicetower teach collect`` and ``dicetower teach group``: a teach folder, and its crops grouped.
 
 ``collect`` rolls the loaded dice unattended into a teach folder (``docs/teach.md``), stopping
-early once every face of every die is seen often enough (estimated by grouping), and groups the
-crops at the end. ``group`` groups a teach folder again, or first makes one of a folder of
-photos (what ``dicetower record`` writes). The work is :mod:`dicetower.firmware.collect`'s and
-:mod:`dicetower.vision.taught`'s; this module parses, runs and prints. Heavy imports happen
-inside the run functions: the CLI starts lazily.
+early once ``teach fit`` could accept it (enough held back for its wrong-rate bound, every face of
+every die seen often enough, estimated by grouping), and groups the crops at the end (a folder
+already named keeps its names: the new crops join their groups). ``group`` groups a teach folder
+again, or first makes one of a folder of photos (what ``dicetower record`` writes). The work is
+:mod:`dicetower.firmware.collect`'s and :mod:`dicetower.vision.taught`'s; this module parses,
+runs and prints. Heavy imports happen inside the run functions: the CLI starts lazily.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "MIN_PER_FACE",
     "add_collect_parser",
     "add_group_parser",
+    "bound_line",
     "run_collect",
     "run_group",
 ]
@@ -49,11 +51,21 @@ examples:
 
 GROUP_EXAMPLES = """\
 examples:
-  dicetower teach group teach/                          # group a teach folder again (after more rolls)
+  dicetower teach group teach/                          # after more rolls: new crops join the groups
   dicetower teach group recorded/                       # make a folder dicetower record wrote a teach folder
   dicetower teach group recorded/ --out teach/ --config /etc/dicetower/config.toml
   dicetower teach group teach/ --force --no-sheets      # regroup, dropping the names given so far
 """
+
+
+def _rate(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text}")
+    return value
 
 
 def _whole(low: int, high: int) -> Any:
@@ -71,12 +83,15 @@ def _whole(low: int, high: int) -> Any:
 
 def add_collect_parser(actions: Any) -> argparse.ArgumentParser:
     """Add ``collect`` to the ``teach`` command's actions."""
+    from ...vision.taught.fit import MAX_WRONG
+
     p = actions.add_parser(
         "collect",
         help="roll the loaded dice unattended into a teach folder (photos, crops, faces unnamed)",
         description="Roll the loaded dice N times through the solenoid's limits; keep each throw's photo "
         "and each die's crop, kind and colour in a teach folder (docs/teach.md), faces not yet named. "
-        "Stops early once every face of every die is seen often enough (estimated by grouping); Ctrl-C "
+        "Stops early once teach fit could accept the folder: enough rolls held back for its wrong-rate "
+        "bound and every face of every die seen often enough (estimated by grouping); Ctrl-C "
         "leaves a complete folder, and running again carries on. Groups the crops at the end.",
         epilog=COLLECT_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -110,7 +125,16 @@ def add_collect_parser(actions: Any) -> argparse.ArgumentParser:
         type=_whole(0, MAX_ROLLS),
         default=CHECK_EVERY,
         metavar="K",
-        help=f"estimate the faces seen every K rolls and stop when all are (default {CHECK_EVERY}; 0: never)",
+        help=f"check every K rolls whether fit could accept the folder, and stop when it could "
+        f"(default {CHECK_EVERY}; 0: never)",
+    )
+    p.add_argument(
+        "--max-wrong",
+        type=_rate,
+        default=MAX_WRONG,
+        metavar="RATE",
+        help=f"the wrong-rate bound 'teach fit --max-wrong' will use: collect until the held-back rolls can "
+        f"show it (default {MAX_WRONG})",
     )
     p.set_defaults(func=run_collect)
     return p
@@ -145,7 +169,10 @@ def add_group_parser(actions: Any) -> argparse.ArgumentParser:
         help="write sheets/<die>.png, one row per group (default: on)",
     )
     p.add_argument(
-        "--force", action="store_true", help="group again even if teach.json holds names (they are lost)"
+        "--force",
+        action="store_true",
+        help="group every crop anew even if teach.json holds names (they are lost); without it, a named "
+        "teach.json keeps its names and the crops it lacks join their nearest groups",
     )
     p.add_argument(
         "--min-per-face",
@@ -163,6 +190,7 @@ def _log(line: str) -> None:
 
 
 def run_collect(args: argparse.Namespace) -> int:
+    from ...vision.taught.fit import HOLD_BACK
     from ...vision.taught.folder import TeachFolder
     from ...vision.taught.group import MAX_CROPS
     from ..collect import Collector, Stop
@@ -188,7 +216,14 @@ def run_collect(args: argparse.Namespace) -> int:
         if before:
             _log(f"{out}: carrying on after {before} rolls, at roll {folder.next_roll}")
         folder.use_reference(tower.calibration.reference)
-        collector = Collector(tower, folder, min_per_face=args.min_per_face, check_every=args.check_every)
+        collector = Collector(
+            tower,
+            folder,
+            min_per_face=args.min_per_face,
+            check_every=args.check_every,
+            hold_back=HOLD_BACK,
+            max_wrong=args.max_wrong,
+        )
         progress = Progress(sys.stderr, "teach collect", args.rolls, unit="rolls")
         try:
             result = collector.run(args.rolls, progress.step)
@@ -197,31 +232,45 @@ def run_collect(args: argparse.Namespace) -> int:
     # the tower is closed, its solenoid off, before the grouping's seconds
     ended = {
         Stop.ROLLS: "",
-        Stop.EARLY: "; stopped early: every face of every die seen often enough (estimated by grouping)",
+        Stop.EARLY: "; stopped early: enough rolls held back for fit's bound, and every face of every die "
+        "seen often enough (estimated by grouping)",
         Stop.INTERRUPTED: "; interrupted: the folder is complete, and running again carries on",
         Stop.FAILURES: f"; stopped: {result.failed} throws failed in a row (last: {result.last_failure})",
     }[result.stop]
     print(f"{out}: {result.written} rolls kept, {result.failed} failed{ended}; {folder.lines} rolls in all")
     if not folder.lines:
         return 1
-    _group_and_report(out, force=False, sheets=True, min_per_face=args.min_per_face, collecting=True)
+    print(f"  {bound_line(folder.lines, len(loaded), args.max_wrong, out)}")
+    _group_and_report(out, force=False, sheets=True, min_per_face=args.min_per_face)
     if result.stop is Stop.INTERRUPTED:
         return 130
     return 1 if result.stop is Stop.FAILURES else 0
 
 
-def _group_and_report(
-    folder: Path, *, force: bool, sheets: bool, min_per_face: int, collecting: bool
-) -> None:
+def bound_line(photos: int, dice_per_photo: int, max_wrong: float, folder: Path) -> str:
+    """What fit's held-back bound says of ``photos`` rolls: enough, or about how many more to roll."""
+    from ...vision.taught.enough import dice_to_show, held_back_photos, rolls_to_show
+    from ...vision.taught.fit import HOLD_BACK
+
+    need = dice_to_show(max_wrong)
+    held = held_back_photos(photos, HOLD_BACK) * dice_per_photo
+    head = (
+        f"teach fit holds back the latest {HOLD_BACK:.0%} of the rolls: {held} dice; showing at most "
+        f"{max_wrong:.1%} wrong takes {need}"
+    )
+    more = rolls_to_show(photos, dice_per_photo, HOLD_BACK, max_wrong)
+    if not more:
+        return f"{head}: enough"
+    return f"{head}: roll about {more} more (dicetower teach collect ... --out {folder} carries on)"
+
+
+def _group_and_report(folder: Path, *, force: bool, sheets: bool, min_per_face: int) -> None:
     from ...vision.taught.coverage import die_coverage
     from ...vision.taught.grouped import group_folder, has_names
     from ...vision.taught.naming import TEACH_FILE as TEACH
 
-    if collecting and has_names(folder):
-        print(
-            f"{folder / TEACH}: holds names, so it is not grouped again; "
-            f"'dicetower teach group {folder} --force' groups every crop anew (the names are lost)"
-        )
+    if not force and has_names(folder):
+        _extend_and_report(folder, sheets=sheets, min_per_face=min_per_face)
         return
     grouped = group_folder(folder, force=force, sheets=sheets, log=_log)
     covers = [die_coverage(folder, die, groups, min_per_face) for die, groups in grouped]
@@ -229,6 +278,40 @@ def _group_and_report(
     where = f"; contact sheets in {folder / 'sheets'}" if sheets else ""
     print(f"{folder / TEACH}: {len(grouped)} dice grouped{where}")
     print(f"next: name the groups on the /teach page of 'dicetower serve --teach {folder}'")
+
+
+def _extend_and_report(folder: Path, *, sheets: bool, min_per_face: int) -> None:
+    """A named folder: its new crops join its groups, every name kept; a saved manifest follows."""
+    from ...vision.taught.coverage import die_coverage
+    from ...vision.taught.extend import extend_folder
+    from ...vision.taught.grouped import folder_crops
+    from ...vision.taught.naming import TEACH_FILE as TEACH
+    from ...vision.taught.naming import UNNAMED_MANIFEST, write_labelled
+
+    extended = extend_folder(folder, sheets=sheets, log=_log)
+    new = sum(e.new for e in extended)
+    if not new:
+        print(
+            f"{folder / TEACH}: every crop is in a group already, names kept; "
+            f"'dicetower teach group {folder} --force' groups every crop anew (the names are lost)"
+        )
+        return
+    found = {d.id: d for d in folder_crops(folder)}
+    _report([die_coverage(folder, found[e.die.id], e.die.groups, min_per_face) for e in extended])
+    for e in extended:
+        if e.new:
+            print(
+                f"  {e.die.id}: {e.new} new crops, {e.into_named} in named groups, "
+                f"{e.new - e.into_named - e.loose} in unnamed groups, {e.loose} loose"
+            )
+    print(f"{folder / TEACH}: {new} new crops added to the groups, every name kept")
+    if (folder / UNNAMED_MANIFEST).exists():  # named and saved before: the manifest follows the names
+        summary = write_labelled(folder)
+        print(f"{folder / 'manifest.jsonl'}: {summary.named} dice named, {summary.unnamed} without a face")
+    print(
+        f"next: look over the new crops on the /teach page of 'dicetower serve --teach {folder}' and save, "
+        f"then 'dicetower teach fit {folder} --out MODEL'"
+    )
 
 
 def _report(covers: list[DieCoverage]) -> None:
@@ -281,7 +364,5 @@ def run_group(args: argparse.Namespace) -> int:
         if left:
             print(f"  photos left out: {left}")
         folder = done.folder
-    _group_and_report(
-        folder, force=args.force, sheets=args.sheets, min_per_face=args.min_per_face, collecting=False
-    )
+    _group_and_report(folder, force=args.force, sheets=args.sheets, min_per_face=args.min_per_face)
     return 0

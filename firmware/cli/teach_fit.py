@@ -2,7 +2,10 @@
 
 FOLDER is any folder in the manifest format with faces named: a teach folder after
 ``dicetower teach name``, or photos labelled by hand. The fit, its held-back figures and its
-refusals are :mod:`dicetower.vision.taught.fit`'s; this module parses, runs and prints.
+refusals are :mod:`dicetower.vision.taught.fit`'s; this module parses, runs and prints. Before
+the fit's minutes of work it checks what the fit would refuse for at the end
+(:mod:`dicetower.vision.taught.ready`): the ``teach`` extra's packages, the faces named too few
+times and too few held-back dice, saying how many more rolls each die needs.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXAMPLES", "add_fit_parser", "run_fit"]
+__all__ = ["EXAMPLES", "add_fit_parser", "check_ready", "run_fit"]
 
 EXAMPLES = """\
 examples:
@@ -111,6 +114,29 @@ def _check_out(out: Path, force: bool) -> None:
         raise FileExistsError(f"--out {out}: not empty; choose a new folder")
 
 
+def check_ready(args: argparse.Namespace, log: Any) -> None:
+    """Refuse, before any long work, what the fit would refuse at its end (module docstring)."""
+    from ...vision.taught.ready import TEACH_PACKAGES, fit_readiness, missing_packages
+
+    missing = missing_packages()
+    if missing:
+        listed = ", ".join(f"{name} ({TEACH_PACKAGES[name]})" for name in missing)
+        raise ModuleNotFoundError(
+            f"teach fit needs the teach extra: pip install 'dicetower[teach]' (missing: {listed})"
+        )
+    ready = fit_readiness(
+        args.folder,
+        hold_back=args.hold_back,
+        min_per_face=args.min_per_face,
+        max_wrong=args.max_wrong,
+        seen_faces_only=args.seen_faces_only,
+    )
+    if ready.dice and not ready.ready:  # no named die at all: the fit's own refusal says so
+        for die in ready.dice:
+            log(die.describe(args.min_per_face))
+        raise ValueError(ready.summary())
+
+
 def run_fit(args: argparse.Namespace) -> int:
     from ...vision.taught.fit import FitOptions, fit_model
     from .output import escape_controls
@@ -130,6 +156,7 @@ def run_fit(args: argparse.Namespace) -> int:
     def log(message: str) -> None:  # notes name dice and files from the folder
         print(f"dicetower: {escape_controls(message)}", file=sys.stderr)
 
+    check_ready(args, log)
     result = fit_model(args.folder, args.out, options, log=log, command=command)
     held = result.card["held_back"]
     out = escape_controls(str(result.out))

@@ -7,6 +7,17 @@ teach.json at once (a closed tab or a crash loses no name), and keeps the die's 
 for undo: in memory, ``history`` steps a die, gone when the server stops. ``POST
 /api/teach/save`` writes the labelled ``manifest.jsonl``.
 
+teach.json may change on disk under the server (``teach group --force``, ``teach name``, a
+``teach collect`` carrying on). Before each read, step and save the session compares the file
+with what it last read or wrote (a SHA-256 of its bytes): when another command changed it, the
+session reads it again, forgets the undo history, and takes a new *generation*, the ETag of
+``GET /api/teach``. A step or save that names an older generation (``"etag"``) is refused with
+409, so a page open since before the change never writes its stale names over the file's; the
+page offers a reload. ``GET /api/teach`` with ``If-None-Match`` answers 304 while nothing
+changed, which the page asks every few seconds. After a save the answer says what to run next:
+``teach fit``, or, when a fit would refuse the folder (:mod:`~dicetower.vision.taught.ready`),
+how many more rolls each die needs.
+
 Reading (the page, the state, the crops) is open like the rest of the server; changing needs
 the token wherever rolling does. Crops are served by lookup: the URL's die and file name must
 be a crop teach.json lists, and the file must resolve inside the folder's ``crops/``.
@@ -15,6 +26,8 @@ be a crop teach.json lists, and the file must resolve inside the folder's ``crop
 from __future__ import annotations
 
 import collections
+import hashlib
+import shlex
 import threading
 from html import escape
 from importlib import resources
@@ -29,6 +42,7 @@ from starlette.routing import Route
 
 from ...vision.errors import VisionError
 from ...vision.taught.naming import (
+    TEACH_FILE,
     DieTeach,
     Teach,
     TeachError,
@@ -46,9 +60,9 @@ from ...vision.taught.naming import (
 )
 from ..web.guards import ApiError, json_body, require_token
 
-__all__ = ["OPS", "TeachSession", "die_view", "teach_routes"]
+__all__ = ["OPS", "TeachSession", "die_view", "next_step", "teach_routes"]
 
-#: each step the page may send, and the fields it takes (``version`` is allowed with every one)
+#: each step the page may send, and the fields it takes (``version`` and ``etag`` go with every one)
 OPS: dict[str, frozenset[str]] = {
     "name": frozenset({"group", "face"}),
     "unname": frozenset({"group", "crop"}),
@@ -91,6 +105,33 @@ def die_view(die: DieTeach, *, version: int, can_undo: bool) -> dict[str, Any]:
     }
 
 
+def _digest(path: Path) -> str:
+    """SHA-256 of the file's bytes; "" when it cannot be read (gone, or a folder)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def next_step(folder: Path) -> dict[str, Any]:
+    """``{"ready", "next"}`` after a save: the fit to run, or what a fit would still want.
+
+    The readiness is the fit's own pre-check (:mod:`~dicetower.vision.taught.ready`, the fit's
+    defaults), read from the manifest the save just wrote; the model's folder is a suggestion
+    beside the teach folder, as hardware/BUILD.md puts it.
+    """
+    from ...vision.taught.fit import HOLD_BACK, MAX_WRONG, MIN_PER_FACE
+    from ...vision.taught.ready import fit_readiness
+
+    ready = fit_readiness(folder, hold_back=HOLD_BACK, min_per_face=MIN_PER_FACE, max_wrong=MAX_WRONG)
+    if ready.ready:
+        model = shlex.quote(str(folder.parent / "my-dice"))
+        return {"ready": True, "next": f"dicetower teach fit {shlex.quote(str(folder))} --out {model}"}
+    if not ready.dice:
+        return {"ready": False, "next": "name the groups: no die has a named face yet"}
+    return {"ready": False, "next": ready.summary()}
+
+
 def _field(body: dict[str, Any], key: str) -> Any:
     if key not in body:
         raise ApiError(422, f"{key} is missing", field_name=key)
@@ -106,12 +147,57 @@ class TeachSession:
 
     def __init__(self, folder: Path, *, history: int = HISTORY) -> None:
         self.folder = Path(folder)
-        self.teach: Teach = load_teach(self.folder)
-        self._history: dict[str, collections.deque[DieTeach]] = {
-            d.slug: collections.deque(maxlen=history) for d in self.teach.dice
-        }
-        self._versions = dict.fromkeys(self._history, 0)
+        self._history_size = history
         self._lock = threading.Lock()
+        self._versions: dict[str, int] = {}
+        self._read()
+
+    def _read(self) -> None:
+        """(Re)read teach.json: a new generation, every die's undo history forgotten."""
+        disk = _digest(self.folder / TEACH_FILE)
+        teach = load_teach(self.folder)  # a file that cannot be read changes nothing here
+        self._disk, self.teach, self.etag = disk, teach, disk[:16]
+        self._history: dict[str, collections.deque[DieTeach]] = {
+            d.slug: collections.deque(maxlen=self._history_size) for d in self.teach.dice
+        }
+        # a die's version only grows, so a page's step from before the change is refused
+        self._versions = {d.slug: self._versions.get(d.slug, -1) + 1 for d in self.teach.dice}
+
+    def _sync(self) -> None:
+        """Read teach.json again when another command changed it since the session read or wrote it."""
+        if _digest(self.folder / TEACH_FILE) == self._disk:
+            return
+        try:
+            self._read()
+        except TeachError as exc:
+            raise ApiError(
+                409, f"teach.json changed on disk and cannot be read: {exc}", field_name="etag"
+            ) from None
+
+    def _check_etag(self, body: dict[str, Any]) -> None:
+        etag = body.get("etag")
+        if etag is None:
+            return
+        if not isinstance(etag, str):
+            raise ApiError(422, f"must be a string, got {etag!r:.20}", field_name="etag")
+        if etag != self.etag:
+            raise ApiError(
+                409,
+                "teach.json changed on disk since this page read it (another command wrote it, such as "
+                "dicetower teach group --force): reload to see it; nothing was changed",
+                field_name="etag",
+            )
+
+    def _write(self, teach: Teach) -> None:
+        save_teach(self.folder, teach)
+        self.teach = teach
+        self._disk = _digest(self.folder / TEACH_FILE)
+
+    def current_etag(self) -> str:
+        """The generation of teach.json now (read again first if another command changed it)."""
+        with self._lock:
+            self._sync()
+            return self.etag
 
     def die(self, slug: str) -> DieTeach:
         for d in self.teach.dice:
@@ -122,9 +208,11 @@ class TeachSession:
     def view(self, slug: str | None = None) -> dict[str, Any]:
         """Every die (or the one ``slug``), as :func:`die_view` draws it."""
         with self._lock:
+            self._sync()
             dice = [d for d in self.teach.dice if slug in (None, d.slug)]
             return {
                 "folder": self.folder.name,
+                "etag": self.etag,
                 "dice": [
                     die_view(d, version=self._versions[d.slug], can_undo=bool(self._history[d.slug]))
                     for d in dice
@@ -138,10 +226,12 @@ class TeachSession:
         op = body.get("op")
         if op not in OPS:
             raise ApiError(422, f"{op!r} is not a step (one of {', '.join(OPS)})", field_name="op")
-        unknown = sorted(set(body) - OPS[op] - {"op", "version"})
+        unknown = sorted(set(body) - OPS[op] - {"op", "version", "etag"})
         if unknown:
             raise ApiError(422, f"{op} takes no {unknown[0]}", field_name=unknown[0])
         with self._lock:
+            self._sync()
+            self._check_etag(body)
             die = self.die(slug)
             version = body.get("version")
             if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
@@ -163,8 +253,7 @@ class TeachSession:
                     new = self._apply(die, op, body)
                 except TeachError as exc:
                     raise ApiError(422, exc.problem, field_name=exc.field) from None
-            save_teach(self.folder, self.teach.with_die(new))
-            self.teach = self.teach.with_die(new)
+            self._write(self.teach.with_die(new))
             if op == "undo":
                 history.pop()
             else:
@@ -193,9 +282,13 @@ class TeachSession:
         except TeachError as exc:  # the page sends the picked-out part only: name its field
             raise TeachError(exc.problem, "crops" if exc.field == "parts" else exc.field) from None
 
-    def save(self) -> dict[str, Any]:
-        """Write the labelled manifest from the current names."""
+    def save(self, body: object = None) -> dict[str, Any]:
+        """Write the labelled manifest from the current names, and say what to run next."""
+        if body is not None and not isinstance(body, dict):
+            raise ApiError(422, "a save is a JSON object (with the page's etag)", field_name="body")
         with self._lock:
+            self._sync()
+            self._check_etag(body or {})
             try:
                 summary = write_labelled(self.folder, self.teach)
             except VisionError as exc:  # teach.json and the manifest disagree: nothing was written
@@ -207,6 +300,7 @@ class TeachSession:
             "unnamed": summary.unnamed,
             "lines": summary.lines,
             "progress": texts,
+            **next_step(self.folder),
         }
 
     def crop_path(self, slug: str, file_name: str) -> Path | None:
@@ -240,8 +334,14 @@ async def teach_page(request: Request) -> Response:
 
 async def get_teach(request: Request) -> Response:
     session = _session(request)
+    asked = request.headers.get("if-none-match")
+    if asked is not None:
+        etag = await run_in_threadpool(session.current_etag)
+        if asked.strip() == f'"{etag}"':
+            return Response(status_code=304, headers={"ETag": f'"{etag}"'})
     view = await run_in_threadpool(session.view)
-    return JSONResponse({**view, "token_required": request.state.server.token is not None})
+    body = {**view, "token_required": request.state.server.token is not None}
+    return JSONResponse(body, headers={"ETag": f'"{view["etag"]}"', "Cache-Control": "no-store"})
 
 
 async def get_teach_crop(request: Request) -> Response:
@@ -264,7 +364,8 @@ async def post_teach_step(request: Request) -> Response:
 async def post_teach_save(request: Request) -> Response:
     require_token(request, request.state.server.token)
     session = _session(request)
-    return JSONResponse(await run_in_threadpool(session.save))
+    body = await json_body(request, "the save") if await request.body() else None
+    return JSONResponse(await run_in_threadpool(session.save, body))
 
 
 def teach_routes() -> list[Route]:

@@ -19,9 +19,12 @@ from dicetower.firmware import collect as collect_module
 from dicetower.firmware import tower as tower_module
 from dicetower.firmware.cli import main
 from dicetower.firmware.cli.teach_collect import MAX_ROLLS, add_collect_parser, add_group_parser
+from dicetower.firmware.cli.teach_fit import check_ready
+from dicetower.vision.eval.intervals import binomial_upper
 from dicetower.vision.kinds import faces_of
 from dicetower.vision.manifest import read_manifest
 from dicetower.vision.taught import folder as folder_module
+from dicetower.vision.taught.enough import dice_to_show
 from dicetower.vision.taught.group import MAX_CROPS
 from dicetower.vision.taught.naming import load_teach
 
@@ -305,14 +308,135 @@ def test_it_stops_early_once_every_face_is_seen_often_enough(tmp_path: Path) -> 
         "--sim-seed",
         "2",
     ]
-    run = teach([*argv, "--rolls", "80", "--min-per-face", "3", "--check-every", "5"])
+    # --max-wrong 1: fit's bound asks for no held-back dice, so the faces alone decide
+    run = teach([*argv, "--rolls", "80", "--min-per-face", "3", "--check-every", "5", "--max-wrong", "1"])
     assert run.rc == 0, run.err
     kept = int(re.match(rf"{re.escape(str(out))}: (\d+) rolls kept", run.out).group(1))  # type: ignore[union-attr]
-    assert kept < 80 and kept % 5 == 0
-    assert "stopped early: every face of every die seen often enough" in run.out
+    assert kept < 40 and kept % 5 == 0
+    assert "stopped early: enough rolls held back for fit's bound, and every face of every die" in run.out
     assert "white d6: 6 of 6 faces seen at least 3 times" in run.out
     doc = json.loads((out / "teach.json").read_text())
     assert min(len(g) for g in doc["dice"][0]["groups"]) >= 3
+
+
+def test_the_early_stop_waits_until_the_held_back_rolls_can_show_fit_s_bound(tmp_path: Path) -> None:
+    """Every face is seen 3 times long before roll 47, but fit holds back the latest 30 % of the
+    rolls, and showing at most 10 % wrong takes 29 dice with none wrong: 15 photos of two d6, which
+    47 rolls give (47 - floor(0.7 x 47) = 15) and 46 do not (14)."""
+    assert dice_to_show(0.1) == 29 and binomial_upper(0, 29) <= 0.1 < binomial_upper(0, 28)
+    out = tmp_path / "teach"
+    argv = ["collect", "--tower", "sim", "--config", config(tmp_path, PAIR), "--out", str(out)]
+    run = teach(
+        [
+            *argv,
+            "--sim-seed",
+            "2",
+            "--rolls",
+            "80",
+            "--min-per-face",
+            "3",
+            "--check-every",
+            "5",
+            "--max-wrong",
+            "0.1",
+        ]
+    )
+    assert run.rc == 0, run.err
+    assert run.out.startswith(f"{out}: 50 rolls kept, 0 failed; stopped early: enough rolls held back")
+    assert (
+        "fit holds back enough dice to show at most 10.0% wrong (29) only after about 2 more rolls" in run.err
+    )
+    assert "about 7 more rolls" in run.err  # at roll 40: 12 held back, 15 wanted at roll 47
+    assert (
+        "teach fit holds back the latest 30% of the rolls: 30 dice; "
+        "showing at most 10.0% wrong takes 29: enough" in run.out
+    )
+    # the default bound, 1 %: 299 dice, 150 photos of two d6, 497 rolls; a short run says how many more
+    run = teach([*argv, "--rolls", "5", "--check-every", "5"])
+    assert run.rc == 0, run.err
+    assert "showing at most 1.0% wrong takes 299: roll about 442 more" in run.out  # 55 rolls now
+
+
+def name_by_truth(folder: Path) -> None:
+    """Name each group of the folder's one die by its crops' most common true face (``teach name``)."""
+    truth = truth_by_crop(folder)
+    (die,) = json.loads((folder / "teach.json").read_text())["dice"]
+    faces = [truth[(c["line"], c["index"])] for c in die["crops"]]
+    names = {str(g): Counter(faces[i] for i in m).most_common(1)[0][0] for g, m in enumerate(die["groups"])}
+    labels = folder.parent / "labels.json"
+    labels.write_text(json.dumps({die["id"]: {"groups": names}}))
+    assert main(["teach", "name", str(folder), "--labels", str(labels)]) == 0
+
+
+def test_a_named_folder_collected_on_keeps_every_name_and_its_new_crops_join_the_groups(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "teach"
+    argv = [
+        "collect",
+        "--tower",
+        "sim",
+        "--config",
+        config(tmp_path, PAIR),
+        "--out",
+        str(out),
+        "--check-every",
+        "0",
+    ]
+    assert teach([*argv, "--rolls", "15", "--sim-seed", "3"]).rc == 0
+    name_by_truth(out)
+    named = load_teach(out).dice[0]
+    assert all(f is not None for f in named.names)
+
+    run = teach([*argv, "--rolls", "5", "--sim-seed", "4"])  # carries on: 10 new crops
+    assert run.rc == 0, run.err
+    assert f"{out / 'teach.json'}: 10 new crops added to the groups, every name kept" in run.out
+    assert "holds names" not in run.out
+    after = load_teach(out).dice[0]
+    assert after.names == named.names and after.work == named.work and after.crops[:30] == named.crops
+    assert len(after.crops) == 40 and sorted(i for g in after.groups for i in g) + sorted(
+        after.loose
+    ) == list(range(40))
+    truth = truth_by_crop(out)
+    by_crop = {(e.line, i): d.face for e in read_manifest(out, unnamed=True) for i, d in enumerate(e.dice)}
+    new_named = [c for g, f in zip(after.groups, after.names, strict=True) for c in g if c >= 30]
+    assert new_named  # the saved manifest follows: each new crop in a named group has its group's face
+    for c in new_named:
+        crop = after.crops[c]
+        assert by_crop[(crop.line, crop.index)] == truth[(crop.line, crop.index)]
+
+    run = teach(["group", str(out)])  # without --force: nothing new, nothing lost
+    assert run.rc == 0 and "every crop is in a group already, names kept" in run.out, run.err
+    assert load_teach(out).dice[0] == after
+
+
+def test_the_rolls_fit_asks_for_are_the_rolls_that_make_the_folder_ready(tmp_path: Path) -> None:
+    """A newcomer's loop: fit refuses, saying how many rolls; collecting those (names kept) is enough."""
+    out = tmp_path / "teach"
+    argv = [
+        "collect",
+        "--tower",
+        "sim",
+        "--config",
+        config(tmp_path, PAIR),
+        "--out",
+        str(out),
+        "--check-every",
+        "0",
+    ]
+    assert teach([*argv, "--rolls", "15", "--sim-seed", "3"]).rc == 0
+    name_by_truth(out)
+    fit = argparse.Namespace(folder=out, hold_back=0.3, min_per_face=3, max_wrong=0.1, seen_faces_only=False)
+    logged: list[str] = []
+    with pytest.raises(ValueError, match="teach more rolls before fitting: the white d6 about") as refused:
+        check_ready(fit, logged.append)
+    more = int(re.search(r"the white d6 about (\d+) more", str(refused.value)).group(1))  # type: ignore[union-attr]
+    assert more == 32  # 29 held-back dice for 10 %: 15 photos of two d6, 47 rolls
+    assert logged == [f"white d6: too few held-back dice for the wrong-rate bound: roll about {more} more"]
+    run = teach([*argv, "--rolls", str(more), "--sim-seed", "4"])
+    assert run.rc == 0 and "new crops added to the groups, every name kept" in run.out, run.err
+    check_ready(fit, logged.append)  # ready: no refusal
+    assert len(logged) == 1
 
 
 def test_a_tray_that_would_give_a_die_more_crops_than_grouping_takes_is_refused(tmp_path: Path) -> None:

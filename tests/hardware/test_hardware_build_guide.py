@@ -101,3 +101,30 @@ def test_the_files_and_pages_it_points_to_exist() -> None:
     assert "python3 hardware/render.py" in TEXT and (HARDWARE / "render.py").is_file()
     for path in re.findall(r"/opt/dicetower/src/(systemd/[\w.]+)", TEXT):
         assert (HARDWARE.parent / path).is_file(), path
+
+
+def test_every_documented_pi_install_brings_the_teach_extra() -> None:
+    """§6 runs ``teach fit``, which needs the ``teach`` extra: each page that installs on the Pi installs it,
+    and the extra holds every package fit checks for before it starts."""
+    from dicetower.vision.taught.ready import TEACH_PACKAGES
+
+    root = HARDWARE.parent
+    pages = {
+        "hardware/BUILD.md": TEXT,
+        "docs/tower.md": (root / "docs" / "tower.md").read_text(encoding="utf-8"),
+        "systemd/README.md": (root / "systemd" / "README.md").read_text(encoding="utf-8"),
+        "README.md": (root / "README.md").read_text(encoding="utf-8"),
+    }
+    for page, text in pages.items():
+        pi = text if page != "README.md" else text.split("On a Pi:", 1)[1].split("\n\n", 1)[0]
+        installs = re.findall(r"pip install [^\n`]*", pi)
+        assert installs, page
+        for line in installs:
+            if "dev,bench" in line or "[mqtt]" in line:
+                continue
+            assert "[teach]" in line, f"{page}: {line}"
+    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
+    extra = re.search(r"(?ms)^teach = \[(.*?)^\]", pyproject)
+    assert extra is not None
+    for package in TEACH_PACKAGES:
+        assert f'"{package}' in extra.group(1), package

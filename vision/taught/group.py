@@ -41,6 +41,7 @@ __all__ = [
     "average_linkage",
     "contact_sheet",
     "crop_likeness",
+    "crops_likeness",
     "group_crops",
     "likeness",
     "upright_answers",
@@ -126,10 +127,18 @@ def group_crops(
     degrees by ``backbone``. A ``kind`` whose top numeral sits in the middle (not a d10's kite)
     is compared by its upright numeral too. More than :data:`MAX_CROPS` crops is refused.
     """
-    if len(crops) > MAX_CROPS:
-        raise ValueError(f"{len(crops)} crops of one die; group at most {MAX_CROPS} at once")
     if not crops:
         return []
+    groups = average_linkage(1.0 - crops_likeness(backbone, crops, turn_step=turn_step, kind=kind), faces)
+    return sorted(groups, key=lambda g: (-len(g), g[0]))
+
+
+def crops_likeness(
+    backbone: Backbone, crops: Sequence[np.ndarray], *, turn_step: int = TURN_STEP, kind: str = ""
+) -> np.ndarray:
+    """``(N, N)`` likeness of one die's ``crops``, as :func:`group_crops` groups them (1: alike)."""
+    if len(crops) > MAX_CROPS:
+        raise ValueError(f"{len(crops)} crops of one die; group at most {MAX_CROPS} at once")
     angles = np.arange(0, 360, turn_step)
     side = backbone.spec.side
     turned = []
@@ -150,8 +159,7 @@ def group_crops(
     if backbone.spec.network is Network.NUMERALS and shape is not Shape.TRAPEZOHEDRON:
         upright = upright_answers(_upright_network(), crops)
         likeness_ = (2.0 * likeness_ + upright @ upright.T) / 3.0
-    groups = average_linkage(1.0 - likeness_, faces)
-    return sorted(groups, key=lambda g: (-len(g), g[0]))
+    return likeness_
 
 
 @functools.cache

@@ -35,6 +35,7 @@ __all__ = [
     "CropRef",
     "FolderDie",
     "TeachFileError",
+    "crop_images",
     "folder_crops",
     "group_die",
     "group_folder",
@@ -119,7 +120,8 @@ def has_names(folder: str | Path) -> bool:
     return any(f is not None for d in teach.dice for f in (*d.names, *d.loose_faces))
 
 
-def _crop_images(folder: Path, die: FolderDie) -> list[np.ndarray]:
+def crop_images(folder: Path, die: FolderDie) -> list[np.ndarray]:
+    """``die``'s crops as BGR images, in order; a crop that cannot be read is a :class:`TeachFileError`."""
     images = []
     for ref in die.crops:
         try:
@@ -149,7 +151,7 @@ def group_die(
     cache = backbones if backbones is not None else {}
     if spec not in cache:
         cache[spec] = Backbone(spec)
-    crops = images if images is not None else _crop_images(Path(folder), die)
+    crops = images if images is not None else crop_images(Path(folder), die)
     return group_crops(cache[spec], crops, len(die.faces), kind=die.kind)
 
 
@@ -186,7 +188,7 @@ def group_folder(
     backbones: dict[NetworkSpec, Backbone] = {}
     out: list[tuple[FolderDie, list[list[int]]]] = []
     for die, name in zip(dice, slugs, strict=True):
-        images = _crop_images(folder, die)
+        images = crop_images(folder, die)
         groups = group_die(folder, die, backbones, images)
         if sheets:
             title = f"{die.id}: {len(images)} crops in {len(groups)} groups, one row a group"

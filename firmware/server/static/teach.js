@@ -2,7 +2,11 @@
 //
 // The server owns the state: each step is one POST to /api/teach/{slug}, answered with the die's
 // new state, which is drawn again. Keys and clicks are handled one at a time, in order, so a fast
-// typist's second key acts on the group the first one moved the focus to.
+// typist's second key acts on the group the first one moved the focus to. Naming a die's last
+// unnamed group moves on to the next die's (or to Save), so the next digits never rename a group
+// already named; renaming a named group to a face another group has asks before merging them.
+// Every step and save carries the etag the page read: when another command rewrote teach.json
+// the server refuses (409) and the page offers a reload; it also asks every few seconds.
 "use strict";
 
 (() => {
@@ -18,6 +22,9 @@
     saves: 0,
     refusals: 0,
     pending: 0,
+    etag: null, // the teach.json generation the page shows (GET /api/teach's ETag)
+    asking: null, // {slug, group, face, into}: a merge waiting for Enter (yes) or Escape (no)
+    conflicts: 0,
   };
   window.dicetowerTeach = state;
 
@@ -69,12 +76,17 @@
     if (r.ok) return data;
     const message = (data.error && data.error.message) || `the server answered ${r.status}`;
     if (r.status === 401) $("token").hidden = false;
-    if (r.status === 409 && data.error && data.error.field === "version") await load();
+    if (r.status === 409 && data.error && data.error.field === "etag") showConflict(message);
+    else if (r.status === 409 && data.error && data.error.field === "version") await load();
     throw new Refusal(message);
   }
 
   async function step(slug, body) {
-    const view = await post(`/api/teach/${encodeURIComponent(slug)}`, { ...body, version: dieOf(slug).version });
+    const view = await post(`/api/teach/${encodeURIComponent(slug)}`, {
+      ...body,
+      version: dieOf(slug).version,
+      etag: state.etag,
+    });
     state.dice = state.dice.map((d) => (d.slug === slug ? view : d));
     if (state.pickedSlug === slug) clearPicked();
     state.lastSlug = slug;
@@ -227,24 +239,100 @@
     return crops[Math.min(state.cursor.get(placeKey(f.slug, f.place)) || 0, crops.length - 1)];
   }
 
+  // the first place after `from` (in page order, wrapping) still to be named: an unnamed group, or
+  // loose crops with an unnamed one (its cursor on that crop); null when every place is named
+  function nextToName(from) {
+    const all = places();
+    const at = all.findIndex((p) => p.slug === from.slug && p.place === from.place);
+    for (let k = 1; k <= all.length; k++) {
+      const p = all[(at + k) % all.length];
+      const die = dieOf(p.slug);
+      if (p.place === "loose") {
+        const i = die.loose.findIndex((c) => c.face === null);
+        if (i >= 0) return { ...p, cursor: i };
+      } else if (die.groups[p.place].face === null) {
+        return p;
+      }
+    }
+    return null;
+  }
+
+  function moveOn(from) {
+    const next = nextToName(from);
+    if (next) {
+      if (next.cursor !== undefined) state.cursor.set(placeKey(next.slug, "loose"), next.cursor);
+      focusPlace({ slug: next.slug, place: next.place });
+      return dieOf(next.slug).id;
+    }
+    state.focus = null; // every group named: the keys rename nothing until a group is chosen
+    updateMarks();
+    $("save").focus();
+    return null;
+  }
+
   async function nameFocused(face) {
     const f = state.focus;
     const die = dieOf(f.slug);
     if (!die.faces.includes(face)) throw new Refusal(`${face} is not a face of ${die.id} (${die.faces.join(" ")})`);
     if (f.place === "loose") {
       const crop = cursorCrop();
-      await step(f.slug, { op: "name_loose", crop: crop.index, face });
-      report(`${die.id}: crop ${crop.index} named ${face}`);
-      return;
+      const view = await step(f.slug, { op: "name_loose", crop: crop.index, face });
+      let text = `${die.id}: crop ${crop.index} named ${face}`;
+      if (crop.face === null) {
+        // a crop named for the first time: on to the next crop to name, never this one again
+        const at = view.loose.findIndex((c) => c.face === null);
+        if (at >= 0) state.cursor.set(placeKey(f.slug, "loose"), at);
+        else {
+          const next = moveOn({ slug: f.slug, place: "loose" });
+          text += next ? (next !== die.id ? `; next: ${next}` : "") : "; every group is named: Save names (Enter)";
+        }
+        updateMarks();
+      }
+      return report(text);
     }
     const g = f.place;
-    const view = await step(f.slug, { op: "name", group: g, face });
+    const was = die.groups[g].face;
+    if (was === face) return report(`${die.id}: group ${g} is named ${face} already`);
+    const into = die.groups.findIndex((gr, i) => i !== g && gr.face === face);
+    if (was !== null && into >= 0) return ask(f.slug, g, face, into);
+    return nameGroup(f.slug, g, face);
+  }
+
+  async function nameGroup(slug, g, face) {
+    const die = dieOf(slug);
+    const was = die.groups[g].face;
+    const view = await step(slug, { op: "name", group: g, face });
     const merged = view.groups.length < die.groups.length;
-    report(merged ? `${die.id}: group ${g} joined the group named ${face}` : `${die.id}: group ${g} named ${face}`);
-    const order = [...view.groups.keys()];
-    const start = merged ? g : g + 1;
-    const next = [...order.slice(start), ...order.slice(0, start)].find((i) => view.groups[i].face === null);
-    if (next !== undefined) focusPlace({ slug: f.slug, place: next });
+    let text = merged
+      ? `${die.id}: group ${g} joined the group named ${face}`
+      : was === null
+        ? `${die.id}: group ${g} named ${face}`
+        : `${die.id}: group ${g} renamed ${was} → ${face}`;
+    if (was !== null) return report(text); // a rename: the owner chose this group; the focus stays
+    const place = merged ? Math.max(0, view.groups.findIndex((gr) => gr.face === face)) : g;
+    const next = moveOn({ slug, place });
+    if (next && next !== die.id) text += `; next: ${next}`;
+    if (!next) text += "; every group is named: Save names (Enter)";
+    report(text);
+  }
+
+  function ask(slug, g, face, into) {
+    const die = dieOf(slug);
+    state.asking = { slug, group: g, face, into };
+    const text = `${die.id}: group ${g} is named ${die.groups[g].face}, and group ${into} is named ${face}: merge them into one group named ${face}?`;
+    $("ask-text").textContent = text;
+    $("ask").hidden = false;
+    report(`${text} Enter or Y merges, Escape or N keeps both`);
+  }
+
+  async function answer(yes) {
+    const a = state.asking;
+    if (!a) return;
+    state.asking = null;
+    $("ask").hidden = true;
+    restoreFocus();
+    if (!yes) return report(`${dieOf(a.slug).id}: group ${a.group} keeps its name ${dieOf(a.slug).groups[a.group].face}; nothing merged`);
+    return nameGroup(a.slug, a.group, a.face);
   }
 
   async function unnameFocused() {
@@ -306,15 +394,56 @@
   }
 
   async function save() {
-    const r = await post("/api/teach/save", {});
+    const r = await post("/api/teach/save", { etag: state.etag });
     state.saves++;
     restoreFocus();
     report(`Saved manifest.jsonl: ${r.named} dice named in ${r.lines} photos, ${r.unnamed} left without a face`);
+    $("next-text").textContent = r.next;
+    $("next-label").textContent = r.ready ? "Next, in a shell:" : "Before fitting:";
+    $("next").hidden = false;
   }
+
+  function showConflict(message) {
+    state.conflicts++;
+    $("conflict-text").textContent = message;
+    $("conflict").hidden = false;
+  }
+
+  async function reload() {
+    state.focus = null;
+    state.typed = "";
+    state.asking = null;
+    $("ask").hidden = true;
+    clearPicked();
+    await load();
+    $("conflict").hidden = true;
+    report("reloaded teach.json as it is on disk");
+  }
+
+  // did another command rewrite teach.json? (304 while it did not; a server gone says nothing)
+  async function checkDisk() {
+    if (!state.etag || !$("conflict").hidden || document.hidden) return;
+    let r;
+    try {
+      r = await fetch("/api/teach", { headers: { "if-none-match": `"${state.etag}"` }, cache: "no-store" });
+    } catch {
+      return;
+    }
+    if (r.status !== 200) return;
+    const data = await r.json().catch(() => ({}));
+    if (data.etag && data.etag !== state.etag) {
+      showConflict("teach.json changed on disk since this page read it (another command wrote it): reload to see it");
+    }
+  }
+  state.check = () => checkDisk();
 
   // -- keys and clicks -------------------------------------------------------------------
 
   async function onKey(key) {
+    if (state.asking) {
+      // Enter or Y merges; Escape or N keeps; any other key keeps too (a slip never merges)
+      return answer(key === "Enter" || key === "y");
+    }
     const f = state.focus;
     if (!f) {
       if (places().length) focusPlace(places()[0]);
@@ -359,7 +488,7 @@
     }
   }
 
-  const HANDLED = new Set(["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Enter", "Backspace", "Escape", " ", "m", "s"]);
+  const HANDLED = new Set(["ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Enter", "Backspace", "Escape", " ", "m", "s", "y", "n"]);
 
   document.addEventListener("keydown", (e) => {
     if (e.target.closest && e.target.closest("#token")) return;
@@ -381,6 +510,11 @@
     if (!box) return;
     const place = box.dataset.group === "loose" ? "loose" : Number(box.dataset.group);
     if (!state.focus || state.focus.slug !== box.dataset.slug || state.focus.place !== place) state.typed = "";
+    const asked = state.asking;
+    if (asked && (asked.slug !== box.dataset.slug || asked.group !== place)) {
+      state.asking = null; // another group chosen: the question lapses, nothing merged
+      $("ask").hidden = true;
+    }
     state.focus = { slug: box.dataset.slug, place };
     updateMarks();
   });
@@ -414,6 +548,11 @@
     $("split").addEventListener("click", () => enqueue(splitPicked));
     $("undo").addEventListener("click", () => enqueue(undo));
     $("save").addEventListener("click", () => enqueue(save));
+    $("ask-yes").addEventListener("click", () => enqueue(() => answer(true)));
+    $("ask-no").addEventListener("click", () => enqueue(() => answer(false)));
+    $("reload").addEventListener("click", () => enqueue(reload));
+    window.addEventListener("focus", () => enqueue(checkDisk));
+    setInterval(() => enqueue(checkDisk), 5000);
     $("token").addEventListener("submit", (e) => {
       e.preventDefault();
       sessionStorage.setItem("dicetower-token", $("token-input").value.trim());
@@ -432,6 +571,7 @@
       return;
     }
     state.dice = data.dice;
+    state.etag = data.etag;
     if (data.token_required && !sessionStorage.getItem("dicetower-token")) $("token").hidden = false;
     $("dice").replaceChildren(...state.dice.map(renderDie));
     renderProgress();

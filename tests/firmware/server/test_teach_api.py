@@ -7,7 +7,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from dicetower.firmware.cli import main
 from dicetower.firmware.server.app import ServerConfig, create_app
+from dicetower.firmware.server.teach import next_step
 from dicetower.vision.manifest import read_manifest
 from dicetower.vision.taught.naming import TeachError, load_teach
 from starlette.testclient import TestClient
@@ -278,3 +280,105 @@ def test_serve_refuses_a_bad_teach_folder_before_it_starts(
     assert main(["serve", "--rng", "--data", str(tmp_path / "data"), "--teach", str(tmp_path)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("dicetower: error: ") and "no teach.json" in err[0]
+
+
+def _rewrite_without_names(folder: Path) -> str:
+    """What ``teach group --force`` does to the names: another command rewrites teach.json."""
+    doc = json.loads((folder / "teach.json").read_text())
+    for die in doc["dice"]:
+        die["names"], die["loose_names"] = {}, {}
+    text = json.dumps(doc, indent=1) + "\n"
+    (folder / "teach.json").write_text(text)
+    return text
+
+
+def test_a_page_read_before_another_command_rewrote_teach_json_cannot_write_over_it(
+    teach_config: ServerConfig, teach_folder: TeachFolder
+) -> None:
+    with TestClient(create_app(teach_config)) as client:
+        r = client.get("/api/teach")
+        first = r.json()["etag"]
+        assert r.headers["etag"] == f'"{first}"' and len(first) == 16
+        assert client.get("/api/teach", headers={"if-none-match": f'"{first}"'}).status_code == 304
+        view = _step(client, "white-d6", op="name", group=0, face=3, etag=first)  # its own write: same etag
+        assert client.get("/api/teach", headers={"if-none-match": f'"{first}"'}).status_code == 304
+
+        on_disk = _rewrite_without_names(teach_folder.path)
+        r = client.get("/api/teach", headers={"if-none-match": f'"{first}"'})
+        assert r.status_code == 200 and r.json()["etag"] != first  # the page's poll sees the change
+        second = r.json()["etag"]
+        for stale in (
+            client.post("/api/teach/white-d6", json={"op": "name", "group": 1, "face": 5, "etag": first}),
+            client.post("/api/teach/save", json={"etag": first}),
+        ):
+            assert stale.status_code == 409, stale.text
+            error = stale.json()["error"]
+            assert (
+                error["field"] == "etag"
+                and "teach.json changed on disk since this page read it" in error["message"]
+            )
+        assert (teach_folder.path / "teach.json").read_text() == on_disk  # nothing stale written
+        assert not (teach_folder.path / "manifest.unnamed.jsonl").exists()
+        # the undo history of the old file is gone with it; a die's old version is refused
+        assert client.post("/api/teach/white-d6", json={"op": "undo"}).status_code == 409
+        old = client.post(
+            "/api/teach/white-d6", json={"op": "name", "group": 1, "face": 5, "version": view["version"]}
+        )
+        assert old.status_code == 409 and old.json()["error"]["field"] == "version"
+        _step(client, "white-d6", op="name", group=1, face=5, etag=second)  # reloaded: it applies
+        assert load_teach(teach_folder.path).dice[0].names == (None, 5, None, None)
+        r = client.post("/api/teach/white-d6", json={"op": "undo", "etag": 7})
+        assert r.status_code == 422 and r.json()["error"]["field"] == "etag"
+        (teach_folder.path / "teach.json").write_text("{not json")  # a half-written file from another tool
+        for _ in range(2):  # refused again and again: never written over, however often asked
+            r = client.post("/api/teach/white-d6", json={"op": "name", "group": 2, "face": 1})
+            assert r.status_code == 409 and "teach.json changed on disk and cannot be read" in r.text
+        assert (teach_folder.path / "teach.json").read_text() == "{not json"
+
+
+def test_after_a_save_the_answer_says_what_to_run_next(
+    teach_config: ServerConfig, teach_folder: TeachFolder, tmp_path: Path
+) -> None:
+    with TestClient(create_app(teach_config)) as client:
+        body = client.post("/api/teach/save").json()
+        assert body["ready"] is False and body["next"] == "name the groups: no die has a named face yet"
+        _step(client, "white-d6", op="name", group=0, face=3)
+        body = client.post("/api/teach/save", json={"etag": client.get("/api/teach").json()["etag"]}).json()
+        assert body["ready"] is False and body["next"].startswith(
+            "teach more rolls before fitting: the white d6 about "
+        )
+        assert f"--out {teach_folder.path} carries on" in body["next"]
+    # a folder a fit would take: 500 rolls of two d6, every face named 166 times, 300 dice held back
+    ready = tmp_path / "my teach"
+    ready.mkdir()
+    with open(ready / "manifest.jsonl", "w") as fh:
+        for n in range(500):
+            dice = [
+                {"die": "d6", "face": 1 + (n + k) % 6, "colour": "red", "box": [0, 0, 9, 9]} for k in (0, 3)
+            ]
+            fh.write(json.dumps({"image": "images/a.png", "dice": dice}) + "\n")
+    assert next_step(ready) == {
+        "ready": True,
+        "next": f"dicetower teach fit '{ready}' --out {tmp_path / 'my-dice'}",
+    }
+
+
+def test_teach_group_force_while_the_page_is_open_leaves_the_page_s_names_unsaved(
+    teach_config: ServerConfig, teach_folder: TeachFolder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with TestClient(create_app(teach_config)) as client:
+        etag = client.get("/api/teach").json()["etag"]
+        for g, face in enumerate([3, 5, 1, 6]):
+            _step(client, "white-d6", op="name", group=g, face=face, etag=etag)
+        assert main(["teach", "group", str(teach_folder.path), "--force", "--no-sheets"]) == 0
+        capsys.readouterr()
+        regrouped = (teach_folder.path / "teach.json").read_text()
+        assert all(not d.names or set(d.names) == {None} for d in load_teach(teach_folder.path).dice)
+        r = client.post("/api/teach/save", json={"etag": etag})
+        assert r.status_code == 409 and r.json()["error"]["field"] == "etag"
+        r = client.post("/api/teach/white-d6", json={"op": "name", "group": 0, "face": 2, "etag": etag})
+        assert r.status_code == 409
+        assert (teach_folder.path / "teach.json").read_text() == regrouped
+        assert not (teach_folder.path / "manifest.unnamed.jsonl").exists()
+        fresh = client.get("/api/teach").json()
+        assert fresh["etag"] != etag and all(g["face"] is None for d in fresh["dice"] for g in d["groups"])
