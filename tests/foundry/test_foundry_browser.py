@@ -3,12 +3,30 @@ simulated tower throws the dice, and the faces in the fake's roll equal the towe
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
-from foundry_helpers import get_json, page_server, sim_tower
+
+RIG = Path(__file__).resolve().parents[2] / "bench" / "foundry_rig.py"
+
+
+def _load_rig() -> Any:
+    """``bench/foundry_rig.py`` as a module (bench/ is scripts, not a package)."""
+    spec = importlib.util.spec_from_file_location("bench_foundry_rig", RIG)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_foundry_rig"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+rig = _load_rig()
+get_json, page_server, sim_tower = rig.get_json, rig.page_server, rig.sim_tower
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +43,7 @@ def tower(tmp_path_factory: pytest.TempPathFactory, pages: str) -> object:
 
 def open_harness(browser: object, pages: str) -> object:
     page = browser.new_page()
-    page.goto(f"{pages}/tests/foundry/harness.html")
+    page.goto(f"{pages}{rig.HARNESS}")
     page.wait_for_function("window.harnessReady === true")
     return page
 

@@ -1,7 +1,7 @@
-"""A real tower (``dicetower serve --tower sim``) and a static page server on loopback, for the Foundry
-module's end-to-end test and benchmark: the module runs in Chromium under the fake of Foundry's documented
-API, talks to the tower across origins (CORS), and the faces it fills in are compared with the tower's roll
-log."""
+"""The Foundry module's rig: a real tower (``dicetower serve --tower sim``) and a static page server on
+loopback, used by ``bench/foundry_e2e.py`` and by tests/foundry (which load this file as a module). The
+module runs in Chromium under the fake of Foundry's documented API (``foundry/test/harness.html``) and talks
+to the tower across origins (CORS)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-__all__ = ["REPO", "TRAY_TOML", "free_port", "get_json", "page_server", "sim_tower"]
+__all__ = ["HARNESS", "REPO", "TRAY_TOML", "free_port", "get_json", "page_server", "sim_tower"]
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
+
+#: the page that loads the module under the fake Foundry, as a path on the page server
+HARNESS = "/foundry/test/harness.html"
 
 #: the simulated tray of the end-to-end roll ``2d20kh + 1d6``
 TRAY_TOML = '[dice]\nplain = ["2 blue d20", "white d6"]\n'
