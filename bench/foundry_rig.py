@@ -76,13 +76,15 @@ def sim_tower(data: Path, *extra: str) -> Iterator[str]:
     command = [sys.executable, "-m", "dicetower.firmware.cli", "serve", "--tower", "sim"]
     command += ["--config", str(config), "--port", str(port), "--data", str(data / "log"), *extra]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    log = data / "serve.log"
+    with log.open("w", encoding="utf-8") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"the tower exited: {process.stdout.read()[-2000:]}")
+                raise RuntimeError(f"the tower exited: {log.read_text(encoding='utf-8')[-2000:]}")
             try:
                 get_json(f"{url}/api/tower", timeout=2)
                 break

@@ -30,6 +30,7 @@ from ..mqtt.link import mqtt_link
 from ..mqtt.settings import MqttConfig
 from .accepting import accept_roll
 from .clients import TrustedProxies, client_address
+from .cors import cors_middleware
 from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
 from .events import EventBus
 from .fairness import fairness_from_rows
@@ -98,6 +99,8 @@ class ServerConfig:
     mqtt: MqttConfig | None = None
     #: reverse proxies (addresses or networks) whose X-Forwarded-For names the client (``clients.py``)
     trusted_proxies: tuple[str, ...] = ()
+    #: browser origins answered with CORS headers (a Foundry world; ``cors.py``); none: CORS off
+    cors_origins: tuple[str, ...] = ()
 
     @property
     def token_required(self) -> bool:
@@ -348,6 +351,7 @@ def create_app(config: ServerConfig) -> Starlette:
         lifespan=lifespan,
         middleware=[
             Middleware(SecurityHeadersMiddleware),
+            *cors_middleware(config.cors_origins),  # outside the rest: refusals carry CORS headers too
             Middleware(InternalErrorMiddleware),
             Middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes),
         ],

@@ -30,6 +30,8 @@ import ctypes.util
 import os
 import platform
 import socket
+import ssl
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -45,6 +47,7 @@ __all__ = [
     "limit_malloc_arenas",
     "listening_socket",
     "serve",
+    "tls_files",
     "uvicorn_config",
 ]
 
@@ -130,11 +133,29 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     return bool(ctypes.CDLL(name).mallopt(_M_ARENA_MAX, arenas))
 
 
-def serve(app: ASGIApp, host: str, port: int) -> None:
-    """Run ``app`` under uvicorn on ``host:port`` until interrupted (blocking)."""
+def tls_files(cert: Path | None, key: Path | None) -> dict[str, str] | None:
+    """uvicorn's TLS settings for ``--tls-cert`` and ``--tls-key`` (both or neither), checked before anything
+    starts: each must be a readable file, and the pair must load as a certificate and its key."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise ValueError("--tls-cert and --tls-key go together: give the certificate and its private key")
+    for flag, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not path.is_file():
+            raise ValueError(f"{flag} {path}: no such file")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(str(cert), str(key))
+    except (ssl.SSLError, OSError) as exc:
+        raise ValueError(f"--tls-cert {cert}, --tls-key {key}: not a certificate and key ({exc})") from None
+    return {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
+
+
+def serve(app: ASGIApp, host: str, port: int, *, tls: dict[str, str] | None = None) -> None:
+    """Run ``app`` under uvicorn on ``host:port`` until interrupted (blocking); https with ``tls``
+    (:func:`tls_files`)."""
     limit_malloc_arenas()
     sock = listening_socket(host, port)
     try:
-        uvicorn.Server(uvicorn_config(app, host, port)).run(sockets=[sock])
+        uvicorn.Server(uvicorn_config(app, host, port, **(tls or {}))).run(sockets=[sock])
     finally:
         sock.close()

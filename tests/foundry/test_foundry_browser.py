@@ -89,10 +89,10 @@ def test_a_wrong_token_is_said_in_foundry(browser: object, pages: str, tmp_path:
     with sim_tower(tmp_path, "--cors-origin", pages, "--require-token") as url:
         page = open_harness(browser, pages)
         page.evaluate("([url]) => harness.start(url, 'not-the-token')", [url])
-        rolling = page.evaluate_handle("() => harness.roll('1d6')")
+        page.evaluate("() => { window.pending = harness.roll('1d6'); }")  # waits on the player
         page.wait_for_function("() => window.env.ui.notifications.messages.length > 0", timeout=30_000)
         said = page.evaluate("() => window.env.ui.notifications.messages[0].message")
         assert "token" in said and "by hand" in said
         page.evaluate("() => window.env.Roll.registerResult('manual', 'd6', 4)")
-        assert page.evaluate("(p) => p.then(r => r.total)", rolling) == 4
+        assert page.evaluate("() => window.pending.then((r) => r.total)") == 4
         page.close()
