@@ -82,6 +82,9 @@ Example (every key, with its default; see ``docs/tower.md``)::
     photo_url = ""          # this tower's address as viewers reach it: http://tower.local:8080
     inline_max_bytes = 65536
     keepalive_s = 30
+
+    [server]                # dicetower serve (docs/server.md)
+    allowed_hosts = []      # names a request may give in Host besides localhost and this machine's
 """
 
 from __future__ import annotations
@@ -116,6 +119,7 @@ from .errors import ConfigError
 from .mqtt.settings import MqttConfig
 from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
 from .roll_default import roll_problem
+from .server.host_names import check_allowed_hosts
 from .shaker import MIN_PULSE_S
 from .taught_config import taught_dice
 
@@ -135,10 +139,12 @@ __all__ = [
     "PinsConfig",
     "ReaderConfig",
     "RollConfig",
+    "ServingConfig",
     "ShakerConfig",
     "SimConfig",
     "TrayDie",
     "load_config",
+    "missing_folders",
     "parse_config",
     "tray_bgr",
 ]
@@ -296,6 +302,14 @@ class ReaderConfig:
 
 
 @dataclass(frozen=True)
+class ServingConfig:
+    """``[server]``: ``allowed_hosts`` are the names ``dicetower serve`` answers to besides loopback and
+    the machine's own names and addresses (``server/host_names.py``): a page on any other name is refused."""
+
+    allowed_hosts: tuple[str, ...] = field(default=(), metadata=_opt(check_allowed_hosts))
+
+
+@dataclass(frozen=True)
 class Config:
     """A validated tower configuration; build with :func:`load_config` or :func:`parse_config`."""
 
@@ -309,6 +323,7 @@ class Config:
     calibration: CalibrationConfig = field(default_factory=CalibrationConfig)
     reader: ReaderConfig = field(default_factory=ReaderConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)  #: docs/towers.md
+    server: ServingConfig = field(default_factory=ServingConfig)
     source: str = "built-in default"  #: where it was read from, for messages
 
     @property
@@ -330,6 +345,7 @@ _SECTIONS: dict[str, type] = {
     "calibration": CalibrationConfig,
     "reader": ReaderConfig,
     "mqtt": MqttConfig,
+    "server": ServingConfig,
 }
 
 
@@ -422,7 +438,8 @@ def load_config(path: str | Path | None = None, *, taught: str | Path | None = N
         return DEFAULT_CONFIG if taught is None else parse_config({}, DEFAULT_CONFIG.source, taught=taught)
     path = Path(path)
     try:
-        text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8")
+        # a UTF-8 byte order mark (as some Windows editors save) is read past, not taken as TOML
+        text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8-sig")
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such config file") from None
     except UnicodeDecodeError as exc:
@@ -438,6 +455,22 @@ def load_config(path: str | Path | None = None, *, taught: str | Path | None = N
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     return parse_config(data, str(path), base=path.parent, taught=taught)
+
+
+def missing_folders(cfg: Config) -> list[str]:
+    """What a config names that is not there: the replay camera's folder (``tower config --check``).
+
+    Loading a config for use leaves this to the camera, which says so when the tower opens (a
+    ``--replay`` folder may take the file's place); the check reports it with the other problems.
+    """
+    if cfg.camera.backend != "replay" or not cfg.camera.replay:
+        return []
+    folder = Path(cfg.camera.replay)
+    if not folder.is_dir():
+        return [f"{cfg.source}: [camera] replay = {cfg.camera.replay!r}: no such folder"]
+    if not (folder / "manifest.jsonl").is_file():
+        return [f"{cfg.source}: [camera] replay = {cfg.camera.replay!r}: no manifest.jsonl in it"]
+    return []
 
 
 def _defaults_are_valid() -> Config:

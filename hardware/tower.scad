@@ -16,14 +16,14 @@
 // cable run, ...) are what BUILD.md, lighting.md and spec.toml quote; tests/hardware checks that they agree.
 
 PARTS = ["tray", "base", "floor_plate", "solenoid_bracket", "mast", "camera_arm", "camera_cap", "light_ring",
-         "shroud", "shroud_door"];
+         "diffuser", "shroud", "shroud_door"];
 part = "assembly";
 
 // --- Camera: Raspberry Pi Camera Module 3, standard lens (spec.toml [camera]). ---
 sensor_px = [4608, 2592];   // the full sensor, 16:9
 camera_hfov = 66;           // horizontal field of view over the full sensor width, degrees (102: Wide module)
 capture_px = [640, 480];    // [camera] width and height in the config
-px_per_mm = 4.4;            // the scale the reader and the simulated camera assume (a 22 mm d20 is 96 px)
+px_per_mm = 4.4;            // the scale the reader and the simulated camera assume (a 22 mm d20 is 97 px)
 die_top_h = 16;             // the scale is met this far above the floor: a 16 mm d6's top face
 dice_across = [["d6", 16], ["d10", 18], ["d20", 22]];   // the dice the reader knows, mm across (spec.toml)
 closest_focus = 100;        // mm; 50 for the Wide module
@@ -97,6 +97,9 @@ ring_id = 70;          // bore: clear of the lens's view cone (asserted below)
 ring_od = 120;
 ring_h = 14;
 diffuser_t = 3;        // opal acrylic ring or a white print this thick
+diffuser_fit = 0.3;    // clearance each side in the ring's seat
+diffuser_od = ring_od - 2 - 2 * diffuser_fit;   // the seat's outer edge, less the clearance
+diffuser_id = ring_id + 2 + 2 * diffuser_fit;   // the seat's inner edge, plus the clearance: clear of the view
 chimney_t = 2;         // the tube from the ring up to the camera cap: no light from above
 chimney_seat = 2;      // the chimney stands this deep in a groove in the ring's top
 cap_t = 5;
@@ -308,6 +311,15 @@ module light_ring() {
     }
 }
 
+module diffuser() {
+    // The ring under the LED strip, in the light ring's seat: the light reaches the tray only through it
+    // (lighting.md). Printed flat in white PLA, or cut from 3 mm opal acrylic to these sizes (bom.md).
+    translate([0, 0, ring_z]) difference() {
+        cylinder(d = diffuser_od, h = diffuser_t);
+        translate([0, 0, -1]) cylinder(d = diffuser_id, h = diffuser_t + 2);
+    }
+}
+
 module camera_cap() {
     // The cap the camera screws under, on a chimney down to the light ring: no light from above reaches the
     // tray. Prints cap-down; the arm's two screws hold it (and the ring glued to it) up.
@@ -380,6 +392,7 @@ else if (part == "solenoid_bracket") solenoid_bracket();
 else if (part == "mast") mast();
 else if (part == "camera_arm") camera_arm();
 else if (part == "light_ring") light_ring();
+else if (part == "diffuser") diffuser();
 else if (part == "camera_cap") camera_cap();
 else if (part == "shroud") shroud();
 else if (part == "shroud_door") shroud_door();
@@ -397,6 +410,7 @@ else if (part == "assembly") {
     color("dimgray") mast();
     color("dimgray") camera_arm();
     color("white") light_ring();
+    color("white", 0.8) diffuser();
     color("dimgray") camera_cap();
     color("dimgray", 0.35) shroud();
     color("dimgray", 0.35) shroud_door();
@@ -420,6 +434,8 @@ echo(str("pixels per mm on the tray floor: ", px_per_mm_at(lens_h)));
 echo(str("frame on the tray floor, short side: ", capture_px[1] / px_per_mm_at(lens_h), " mm"));
 echo(str("focus, dioptres: ", 1000 / lens_h));
 for (d = dice_across) echo(str(d[0], " across in the photo: ", d[1] * px_per_mm_at(top_distance), " px"));
+echo(str("diffuser outer diameter: ", diffuser_od, " mm"));
+echo(str("diffuser inner diameter: ", diffuser_id, " mm"));
 // The tray's outline in the frame, for `dicetower tower calibrate --tray` (pixels, the tray centred in the
 // frame): the wall at the dice's tops, so a die against the wall is inside it.
 function joined(v, i = 0) = i >= len(v) ? "" : str(i > 0 ? "," : "", v[i], joined(v, i + 1));

@@ -64,3 +64,27 @@ def test_what_the_readme_commands_write_is_git_ignored() -> None:
             ["git", "check-ignore", "-q", "--no-index", probe], cwd=ROOT, capture_output=True, check=False
         )
         assert done.returncode == 0, f"{path} (written by a README command) is not git-ignored"
+
+
+def test_the_sample_photo_is_small_and_reads_as_the_readme_says(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's ``read`` example works on a fresh checkout: its photo is in the repository."""
+    from dicetower.firmware.cli import main
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    line = re.search(r"dicetower read (docs/img/\S+\.jpg) .*# (\d+) dice: ([\d ]+)", text)
+    assert line is not None, "the README's read example names no sample photo"
+    photo, count, faces = ROOT / line.group(1), int(line.group(2)), line.group(3).split()
+    assert photo.is_file() and photo.stat().st_size < 60_000
+    assert f"]({line.group(1)})" in text  # shown, too
+    assert main(["read", str(photo)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == f"{count} dice: {' '.join(faces)}"
+
+
+def test_the_readme_names_the_folders_its_commands_make() -> None:
+    """A command reads a folder another README command writes, by the same name."""
+    written = {p.rstrip("/") for argv in COMMANDS for p in _written(argv)}
+    for argv in COMMANDS:
+        if argv[:1] in (["calibrate"], ["eval"]):
+            for folder in [w for w in argv[1:] if not w.startswith("-")]:
+                assert folder.startswith("../") or folder.rstrip("/") in written, argv

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 
 from .files import read_bounded
 
@@ -23,15 +24,17 @@ __all__ = ["MAX_CARD_BYTES", "load_card", "load_onnx"]
 MAX_CARD_BYTES = 4_000_000
 
 
-def load_onnx(path: str | Path) -> Any:
-    """A ``cv2.dnn.Net`` for ``path``; raises the last ``cv2.error`` when no engine loads it."""
+def load_onnx(path: str | Path | bytes) -> Any:
+    """A ``cv2.dnn.Net`` for ``path`` (or the file's bytes, already read and checked);
+    raises the last ``cv2.error`` when no engine loads it."""
     engines = [getattr(cv2.dnn, "ENGINE_CLASSIC", None), None]
+    source = np.frombuffer(path, np.uint8) if isinstance(path, bytes) else str(path)
     last: cv2.error | None = None
     for engine in engines:
         try:
             if engine is None:
-                return cv2.dnn.readNetFromONNX(str(path))
-            return cv2.dnn.readNetFromONNX(str(path), engine)
+                return cv2.dnn.readNetFromONNX(source)
+            return cv2.dnn.readNetFromONNX(source, engine)
         except cv2.error as exc:
             last = exc
     assert last is not None

@@ -204,11 +204,16 @@ def assign(cost: np.ndarray) -> list[tuple[int, int]]:
     """The rows and columns paired at least total ``cost`` (every row of the smaller side paired).
 
     The Hungarian method (Kuhn-Munkres, potentials form) in O(n^2 m): a tray's dice and its
-    configured set are small (:data:`MAX_SET`), so this plain loop is fast enough.
+    configured set are small (:data:`MAX_SET`), so this plain loop is fast enough. Every cost must
+    be finite (a ``ValueError`` otherwise): a NaN compares false with everything, so the search for
+    the next column would never find one. Each row's search visits every column at most once, and
+    stops with a ``ValueError`` rather than loop past that.
     """
     rows, cols = cost.shape
     if rows == 0 or cols == 0:
         return []
+    if not np.isfinite(cost).all():
+        raise ValueError("assign: the costs must be finite numbers (NaN or infinity given)")
     if rows > cols:
         return [(r, c) for c, r in assign(cost.T)]
     inf = float("inf")
@@ -218,7 +223,9 @@ def assign(cost: np.ndarray) -> list[tuple[int, int]]:
     for r in range(1, rows + 1):
         match[0], c0 = r, 0
         least, used = [inf] * (cols + 1), [False] * (cols + 1)
-        while match[c0] != 0:
+        for _step in range(cols + 1):  # each step uses one more column: at most cols + 1 of them
+            if match[c0] == 0:
+                break
             used[c0] = True
             r0, delta, c1 = match[c0], inf, 0
             for c in range(1, cols + 1):
@@ -235,6 +242,8 @@ def assign(cost: np.ndarray) -> list[tuple[int, int]]:
                 else:
                     least[c] -= delta
             c0 = c1
+        else:
+            raise ValueError("assign: no free column found (the costs are not comparable)")
         while c0:
             c1 = way[c0]
             match[c0] = match[c1]

@@ -45,8 +45,10 @@ from ...vision.synth import SceneStyle, render_scene
 from ...vision.synth.die3d import DieLook
 from ...vision.synth.numerals import NUMERAL_COLOURS, NumeralStyle, random_look, render_tray
 from ...vision.synth.numerals import TrayDie as DrawnDie
+from ...vision.synth.render import BODY_COLOURS
 from ...vision.synth.solids import face_values
 from ...vision.synth.tray import TowerTray
+from ...vision.tower_scale import DICE_MM, die_px
 from ..clock import Clock
 from ..config import FAULTS, Config, TrayDie
 from ..errors import CameraDisconnectedError, CameraUnavailableError
@@ -57,12 +59,13 @@ __all__ = ["SimCamera"]
 
 #: The die kinds the simulated camera draws, as a config names them (a config ``d6`` is a pip d6).
 DRAWN_LABELS = tuple(dict.fromkeys(label_of(k) for k in DRAWN_KINDS if KINDS[k].reader is not Reader.NONE))
-#: The tower's tray and the camera's height (about 4.4 px a millimetre on the floor).
+#: The tower's tray and the camera's height (4.4 px a millimetre at the dice's tops).
 TOWER = TowerTray()
 #: Dice are drawn this wide in a 640-pixel-wide frame (in proportion at other widths), one camera
-#: height for all (TOWER's 4.4 px a millimetre: a 16 mm d6, an 18 mm d10, a 22 mm d20): a d6's
-#: top face is this many pixels a side, a numeral die's outline about this many across.
-DIE_PX: dict[str, float] = {"d6": 72.0, "d10": 80.0, "d10t": 80.0, "d20": 96.0}
+#: height for all (the tower's 4.4 px a millimetre: a 16 mm d6, an 18 mm d10, a 22 mm d20,
+#: :mod:`~dicetower.vision.tower_scale`): a d6's top face is this many pixels a side, a numeral
+#: die's outline about this many across.
+DIE_PX: dict[str, float] = {kind: die_px(kind) or 0.0 for kind in DICE_MM}
 #: The range the numeral style keeps for any other kind (the renderer's default draw).
 NUMERAL_DIE_PX = (64.0, 84.0)
 #: Frames the dice move for after a shake (inclusive range), and after a tap.
@@ -174,6 +177,8 @@ class SimCamera(CameraBackend):
         self._render_seed = self.rng.randrange(2**31)
         #: each die's fixed look, face layout and size (numeral trays)
         self._physique = self._physical_dice() if self.numeral else []
+        #: each pip d6's fixed pip colour (pip trays)
+        self._pips = [] if self.numeral else self._pip_colours()
         self._scene: tuple[np.ndarray, tuple[LabelledDie, ...]] | None = None
         self._jam_next = False
         self._moving = 0
@@ -318,6 +323,7 @@ class SimCamera(CameraBackend):
                 faces=[self.faces[i] for i in order],
                 cocked=sum(1 for i in order if i in self.cocked),
                 touching=self.touching,
+                pip_colours=[self._pips[i] for i in order],
             )
             by_die = dict(zip(order, labels, strict=True))
             self._scene = (frame, tuple(by_die[i] for i in inside))
@@ -335,6 +341,20 @@ class SimCamera(CameraBackend):
             look = random_look(rng, d.colour, "solid", self._numeral_style)
             values = tuple(int(v) for v in face_values(d.kind, rng))
             out.append((look, values, drawn_side(d.kind, self.size)))
+        return out
+
+    def _pip_colours(self) -> list[tuple[int, int, int]]:
+        """Each pip d6's pip colour, one of its body's: the same die shows the same pips on every throw.
+
+        Why fixed per die, not drawn per scene: the tray holds physical dice, and a die whose pips
+        turn from black to red between throws is not one a taught reader (or a person) would meet.
+        Chosen from the die's place, kind and colour, like :meth:`_physical_dice`, not from the seed.
+        """
+        out = []
+        for i, d in enumerate(self.dice):
+            body = "red" if d.colour == "red" else self._style.body or "white"
+            choices = BODY_COLOURS[body][1]
+            out.append(choices[zlib.crc32(f"{i} {d.kind} {d.colour} pips".encode()) % len(choices)])
         return out
 
     def _render_numeral(self, order: list[int]) -> tuple[np.ndarray, list[LabelledDie]]:

@@ -36,7 +36,7 @@ COMMANDS: dict[str, str] = {
     "read": "read the dice in one photo",
     "eval": "score the dice reader on folders of labelled photos",
     "calibrate": "choose the reader's thresholds on your own labelled photos",
-    "tower": "drive the tower: shake, tap, capture, calibrate, status, run, watch, config",
+    "tower": "drive the tower: shake, tap, capture, calibrate, status, run, watch, config, test-panel",
     "record": "throw the tray N times and write photos + manifest.jsonl (a dataset folder)",
     "serve": "run the HTTP/WebSocket API, the OBS overlay and the roll log",
     "hub": "show every tower's rolls from an MQTT broker in one overlay and one checked log",

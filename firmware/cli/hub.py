@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from . import COMMANDS
+from .host_options import add_allowed_host_argument, allowed_hosts
 from .mqtt_options import add_mqtt_arguments, mqtt_settings
 
 __all__ = ["register", "run"]
@@ -50,6 +51,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="earlier rolls to ask a tower for when first heard (default 100)",
     )
     p.add_argument("--require-token", action="store_true", help="ask for the bearer token even on loopback")
+    add_allowed_host_argument(p, config_key=False)
     add_mqtt_arguments(p, tower=False)
     p.set_defaults(func=run)
 
@@ -74,11 +76,10 @@ def _hub_name(data_dir: Path, given: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from ...rules.errors import printable
     from ..hub.app import HubConfig, create_hub_app
     from ..mqtt.client import Connection
+    from ..server import listen
     from ..server.rolllog import default_data_dir
 
     settings = mqtt_settings(args, None)
@@ -99,15 +100,18 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         backfill=args.backfill,
         require_token=True if args.require_token else None,
+        allowed_hosts=allowed_hosts(args.allowed_host, None),
     )
-    print(
-        f"dicetower: hub on http://{printable(args.host)}:{args.port} (overlay /overlay, towers /towers);"
-        f" towers under {printable(settings.prefix)}/ on {printable(settings.url_safe)};"
-        f" log in {printable(str(data_dir))}",
-        file=sys.stderr,
-        flush=True,
-    )
-    uvicorn.run(
-        create_hub_app(config), host=args.host, port=args.port, log_level="warning", ws="websockets-sansio"
-    )
+    app = create_hub_app(config)
+
+    def announce(bound: int) -> None:
+        print(
+            f"dicetower: hub on http://{printable(args.host)}:{bound} (overlay /overlay, towers /towers);"
+            f" towers under {printable(settings.prefix)}/ on {printable(settings.url_safe)};"
+            f" log in {printable(str(data_dir))}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    listen.serve(app, args.host, args.port, announce=announce)  # binds first, announces once serving
     return 0

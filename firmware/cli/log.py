@@ -123,14 +123,18 @@ def run_verify(args: argparse.Namespace) -> int:
     from ..server.rolllog.startup import START_HASH_RECENT, START_INTEGRITY, START_TAIL_ROWS
 
     quick = {"integrity": START_INTEGRITY, "hash_recent": START_HASH_RECENT, "tail_rows": START_TAIL_ROWS}
+    from .output import escape_controls
+
     report = verify_log(args.data or default_data_dir(), **(quick if args.quick else {}))
+    # hashes, kinds and names come from the database: a forged one must not act on the terminal
     for problem in report.problems:
-        print(f"dicetower: log: {problem}", file=sys.stderr)
+        print(f"dicetower: log: {escape_controls(str(problem))}", file=sys.stderr)
     for problem in report.accepted:
-        print(f"dicetower: log: {problem} (the server was told to start with this)", file=sys.stderr)
-    print(format_report(report))
+        shown = escape_controls(str(problem))
+        print(f"dicetower: log: {shown} (the server was told to start with this)", file=sys.stderr)
+    print(escape_controls(format_report(report)))
     for remark in report.remarks:
-        print(f"  note: {remark}")
+        print(f"  note: {escape_controls(str(remark))}")
     return 0 if report.ok else 1
 
 

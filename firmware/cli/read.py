@@ -14,6 +14,7 @@ from ...vision.imageio import ImageError, load_image, load_image_info
 from ...vision.reader import ReaderSpecError, import_reader, open_reader
 from ...vision.reading import DiceReader, Reading, ReadStatus
 from . import COMMANDS
+from .output import escape_controls
 
 __all__ = ["format_reading", "register", "run"]
 
@@ -97,7 +98,9 @@ def _format_taught(model: Path, taught: list[tuple[str, float]]) -> str:
     for die, _conf in taught:
         counts[die] = counts.get(die, 0) + 1
     read = ", ".join(f"{die} {n}" for die, n in counts.items()) or "none of its dice found"
-    return f"taught ({model}): {len(taught)} dice by their own reader; {read}; the rest by the general reader"
+    # the dice's ids and the model's path come from the card and the command line
+    line = f"taught ({model}): {len(taught)} dice by their own reader; {read}; the rest by the general reader"
+    return escape_controls(line)
 
 
 def run(args: argparse.Namespace) -> int:

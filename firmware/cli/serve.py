@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import COMMANDS
+from .host_options import add_allowed_host_argument, allowed_hosts
 from .mqtt_options import add_mqtt_arguments, mqtt_settings
 from .tower import add_tower_arguments
 
@@ -29,6 +30,7 @@ examples:
   dicetower serve --tower config --taught my-dice  read the dice a taught model knows by their own reader
   dicetower serve --data ./rolls --port 9000       keep the roll log and photos in ./rolls
   dicetower serve --host 0.0.0.0                   reachable from the LAN: rolling needs the printed token
+  dicetower serve --host 0.0.0.0 --allowed-host tower.lan   also answer to http://tower.lan:8080 (a DNS name)
   dicetower serve --teach ./teach                  also name a teach folder's groups on /teach (docs/teach.md)
   dicetower serve --accept-broken-log              serve a log that does not verify (see dicetower log verify)
   dicetower serve --mqtt mqtt://hub.local --mqtt-tower table-3   publish rolls to a broker (docs/towers.md)
@@ -62,6 +64,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a reverse proxy (address or network) whose X-Forwarded-For names the client; repeatable "
         "(DICETOWER_TRUSTED_PROXIES, comma-separated; default none: the header is ignored)",
     )
+    add_allowed_host_argument(p, config_key=True)
     p.add_argument(
         "--cors-origin",
         action="append",
@@ -124,14 +127,14 @@ def _announce(token: str, data_dir: Path) -> None:
     )
 
 
-def _config_mqtt(args: argparse.Namespace, cfg: Any) -> Any:
-    """The config file's ``[mqtt]``: the tower's config, or with ``--rng`` the ``--config`` named."""
+def _config_file(args: argparse.Namespace, cfg: Any) -> Any:
+    """The config file's sections: the tower's config, or with ``--rng`` the ``--config`` named (or None)."""
     if cfg is not None:
-        return cfg.mqtt
+        return cfg
     if args.config:
         from ..config import load_config
 
-        return load_config(args.config).mqtt
+        return load_config(args.config)
     return None
 
 
@@ -181,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
             return TowerSupply.open(cfg)
 
         what = f"the {args.tower} tower ({cfg.camera.backend} camera, {cfg.dice.describe()})"
-    mqtt = mqtt_settings(args, _config_mqtt(args, cfg))
+    file_cfg = _config_file(args, cfg)
+    mqtt = mqtt_settings(args, file_cfg.mqtt if file_cfg is not None else None)
     check = check_log(data_dir, accept_broken=args.accept_broken_log)  # refused here, before anything opens
     for problem in check.problems:
         print(f"dicetower: warning: starting on a broken roll log: {problem}", file=sys.stderr)
@@ -199,18 +203,25 @@ def run(args: argparse.Namespace) -> int:
         teach_dir=teach_dir,
         trusted_proxies=tuple(str(n) for n in trusted.networks),
         cors_origins=origins,
+        allowed_hosts=allowed_hosts(args.allowed_host, file_cfg),
         accept_broken_log=args.accept_broken_log,
         log_check=check,
         mqtt=mqtt,
     )
+    app = create_app(config)
     scheme = "https" if tls else "http"
-    print(
-        f"dicetower: serving on {scheme}://{printable(host)}:{port} (overlay /overlay, fairness /fairness, "
-        f"API /openapi.json{', naming /teach' if teach_dir else ''}); {printable(what)};"
-        f" roll log in {printable(str(data_dir))}"
-        + (f"; publishing to {printable(mqtt.url_safe)} as {printable(mqtt.tower_name)}" if mqtt else ""),
-        file=sys.stderr,
-        flush=True,
-    )
-    listen.serve(create_app(config), host, port, tls=tls)
+
+    def announce(bound: int) -> None:
+        print(
+            f"dicetower: serving on {scheme}://{printable(host)}:{bound} (overlay /overlay, "
+            f"fairness /fairness, API /openapi.json{', naming /teach' if teach_dir else ''}); "
+            f"{printable(what)};"
+            f" roll log in {printable(str(data_dir))}"
+            + (f"; publishing to {printable(mqtt.url_safe)} as {printable(mqtt.tower_name)}" if mqtt else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+
+    # binds first: a busy port says so, and "serving" is said only once it serves
+    listen.serve(app, host, port, announce=announce, tls=tls)
     return 0

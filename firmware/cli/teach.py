@@ -72,6 +72,7 @@ def _add_name(actions: argparse._SubParsersAction) -> None:
 
 def run_name(args: argparse.Namespace) -> int:
     from ...vision.taught.naming import apply_labels, progress, read_labels, write_labelled
+    from .output import escape_controls
 
     teach = apply_labels(args.folder, read_labels(args.labels))
     summary = write_labelled(args.folder, teach)
@@ -79,9 +80,11 @@ def run_name(args: argparse.Namespace) -> int:
         p = progress(die)
         work = ", ".join(f"{k} {v}" for k, v in die.work.to_json().items())
         touched = f"touched {p['touched']} of {p['crops']} crops ({100 * p['touched_share']:.1f} %)"
-        print(f"{p['text']}; {touched}; {work}")
+        print(escape_controls(f"{p['text']}; {touched}; {work}"))  # the die's id is teach.json's
     print(
-        f"wrote {args.folder / 'manifest.jsonl'}: {summary.named} dice named in {summary.lines} photos, "
-        f"{summary.unnamed} without a face"
+        escape_controls(
+            f"wrote {args.folder / 'manifest.jsonl'}: {summary.named} dice named in {summary.lines} photos, "
+            f"{summary.unnamed} without a face"
+        )
     )
     return 0

@@ -113,6 +113,7 @@ def _check_out(out: Path, force: bool) -> None:
 
 def run_fit(args: argparse.Namespace) -> int:
     from ...vision.taught.fit import FitOptions, fit_model
+    from .output import escape_controls
 
     if not (args.folder / "manifest.jsonl").is_file():
         raise FileNotFoundError(f"{args.folder}: no manifest.jsonl (a labelled folder, docs/teach.md)")
@@ -126,14 +127,16 @@ def run_fit(args: argparse.Namespace) -> int:
     )
     command = f"dicetower teach fit {args.folder} --out {args.out}"
 
-    def log(message: str) -> None:
-        print(f"dicetower: {message}", file=sys.stderr)
+    def log(message: str) -> None:  # notes name dice and files from the folder
+        print(f"dicetower: {escape_controls(message)}", file=sys.stderr)
 
     result = fit_model(args.folder, args.out, options, log=log, command=command)
     held = result.card["held_back"]
-    print(f"{result.out}: {len(result.card['dice'])} taught dice, fitted in {result.seconds:.0f} s")
+    out = escape_controls(str(result.out))
+    print(f"{out}: {len(result.card['dice'])} taught dice, fitted in {result.seconds:.0f} s")
     for die in result.card["dice"]:
-        print(f"  {die['id']}: {_figures_line(die['figures'])}; threshold {die['threshold']:.3f}")
+        name = escape_controls(die["id"])  # the colour names of the folder's manifest
+        print(f"  {name}: {_figures_line(die['figures'])}; threshold {die['threshold']:.3f}")
         if "fallback" in die["figures"]:
             print(f"    {_fallback_line(die['figures']['fallback'])}")
     print(f"  all: {_figures_line(held)}")

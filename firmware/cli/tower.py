@@ -1,4 +1,4 @@
-"""``dicetower tower shake|tap|capture|calibrate|status|run|watch|config``, and the ``--tower`` options.
+"""``dicetower tower shake|tap|capture|calibrate|status|run|watch|config|test-panel``, and ``--tower``.
 
 Which tower: ``--tower sim`` is the built-in one (mock pins, the simulated camera; a
 ``--config`` file's dice and limits when one is given), ``--tower replay --replay DIR``
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import COMMANDS
+from .panel_check import register_test_panel
 from .throws import ThrowFolder, describe_throws
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ examples:
   dicetower tower run                       wait for the button; roll [roll] default each press
   dicetower tower watch --tower sim         a live status line while a roll runs
   dicetower tower config --check my.toml    validate a config file
+  dicetower tower test-panel                light each LED in turn, then wait for the button
   dicetower tower status --taught my-dice   the taught reader's dice and how sure it is lately
 
 Run 'dicetower tower ACTION --help' for an action's options and examples.
@@ -320,6 +322,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     a.add_argument("--config", metavar="PATH", help="print this file's config (validated)")
     a.set_defaults(func=_config)
+    register_test_panel(sub)
 
 
 def _action_parser(sub: argparse._SubParsersAction, name: str, help: str) -> argparse.ArgumentParser:
@@ -414,28 +417,10 @@ def _status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
-    taught = status.pop("taught")
-    for k, v in status.items():
-        print(f"{k:>17}: {v}")
-    if taught is None:
-        print(f"{'taught':>17}: none (the general reader reads every die)")
-        return 0
-    drift = taught["drift"]
-    print(f"{'taught':>17}: {taught['model']} ({', '.join(taught['dice'])})")
-    if taught["general"]:
-        print(f"{'general reader':>17}: {', '.join(taught['general'])}")
-    if drift["recent"]:
-        print(
-            f"{'read surely':>17}: {drift['sure']} of the last {drift['recent']} taught dice"
-            f" (held back when taught: {_percent(drift['held_back_right_rate'])} right)"
-        )
-    if taught["drifting"]:
-        print(f"{'drifting':>17}: {taught['message']}")
+    from .tower_status import status_lines
+
+    print("\n".join(status_lines(status)))
     return 0
-
-
-def _percent(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.0f} %"
 
 
 def _roll_expression(tower: Tower, expr: str, throws: ThrowFolder) -> tuple[str, list[ThrowRecord]]:
@@ -537,7 +522,7 @@ def _watch(args: argparse.Namespace) -> int:
 
 def _config(args: argparse.Namespace) -> int:
     from ...rules.errors import printable
-    from ..config import DEFAULT_CONFIG, DEFAULT_PATH, ConfigError, load_config
+    from ..config import DEFAULT_CONFIG, DEFAULT_PATH, ConfigError, load_config, missing_folders
 
     if args.check is not None:
         check = Path(args.check or args.config or DEFAULT_PATH)
@@ -548,6 +533,11 @@ def _config(args: argparse.Namespace) -> int:
         except ConfigError as exc:  # every problem, each on its own line
             for problem in exc.problems:
                 print(f"dicetower: error: {printable(problem)}", file=sys.stderr)
+            return 1
+        missing = missing_folders(cfg)  # what the file names must be there too
+        for problem in missing:
+            print(f"dicetower: error: {printable(problem)}", file=sys.stderr)
+        if missing:
             return 1
         what = f"{cfg.camera.backend} camera, {cfg.pins.factory} pins, dice: {cfg.dice.describe()}"
         if cfg.reader.taught:

@@ -44,6 +44,8 @@ from ..mqtt.settings import Topics, check_tower_name
 from ..mqtt.wire import event_view
 from ..server.events import EventBus
 from ..server.guards import ApiError, json_body, require_token
+from ..server.host_names import AllowedHosts
+from ..server.hosts import HostCheckMiddleware
 from ..server.security import (
     CSP,
     BodyLimitMiddleware,
@@ -76,6 +78,8 @@ class HubConfig:
     snapshot_rolls: int = 30
     require_token: bool | None = None
     client_queue: int = 1024
+    #: names a request's Host may give besides loopback and this machine's (``server/host_names.py``)
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def token_required(self) -> bool:
@@ -243,6 +247,7 @@ async def ws_events(websocket: WebSocket) -> None:
 
 def create_hub_app(config: HubConfig) -> Starlette:
     """The hub over ``config``; its log, bus and broker connection open in the lifespan."""
+    allowed = AllowedHosts(config.host, config.allowed_hosts)  # a bad name fails here
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -301,6 +306,7 @@ def create_hub_app(config: HubConfig) -> Starlette:
         lifespan=lifespan,
         middleware=[
             Middleware(SecurityHeadersMiddleware),
+            Middleware(HostCheckMiddleware, allowed=allowed),
             Middleware(BodyLimitMiddleware, max_bytes=16 * 1024),
         ],
         exception_handlers={ApiError: _api_error},

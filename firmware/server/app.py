@@ -36,7 +36,10 @@ from .events import EventBus
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
 from .guards import ApiError, json_body, require_token
+from .host_names import AllowedHosts
+from .hosts import HostCheckMiddleware
 from .openapi import openapi_schema
+from .overlay_options import check_overlay_query
 from .rolling import DiceSupply, RandomSupply
 from .rolllog import LogReader, StartCheck, check_log, open_served_log
 from .rollqueue import RollQueue
@@ -101,6 +104,9 @@ class ServerConfig:
     trusted_proxies: tuple[str, ...] = ()
     #: browser origins answered with CORS headers (a Foundry world; ``cors.py``); none: CORS off
     cors_origins: tuple[str, ...] = ()
+    #: names a request's Host may give besides loopback and this machine's names and addresses
+    #: (``host_names.py``; ``*``: any): a page on another name is refused, 421
+    allowed_hosts: tuple[str, ...] = ()
 
     @property
     def token_required(self) -> bool:
@@ -263,6 +269,7 @@ def _static_file(name: str) -> Path:
 
 
 async def overlay(request: Request) -> Response:
+    check_overlay_query(request.query_params)  # an unknown theme or field is a 400 naming the allowed
     return FileResponse(_static_file("overlay.html"), media_type="text/html")
 
 
@@ -272,6 +279,7 @@ async def overlay(request: Request) -> Response:
 def create_app(config: ServerConfig) -> Starlette:
     """The server over ``config``; the roll log, dice supply and worker open in its lifespan."""
     proxies = TrustedProxies(config.trusted_proxies)  # a bad entry fails here, before anything opens
+    allowed = AllowedHosts(config.host, config.allowed_hosts)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
@@ -351,6 +359,7 @@ def create_app(config: ServerConfig) -> Starlette:
         lifespan=lifespan,
         middleware=[
             Middleware(SecurityHeadersMiddleware),
+            Middleware(HostCheckMiddleware, allowed=allowed),
             *cors_middleware(config.cors_origins),  # outside the rest: refusals carry CORS headers too
             Middleware(InternalErrorMiddleware),
             Middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes),

@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -78,7 +78,9 @@ class InternalErrorMiddleware:
 
     The traceback goes to the log once, because an exception that reaches here is a bug; the
     client learns only that the server failed. If the response had already started, nothing
-    more can be sent: the connection is ended.
+    more can be sent: the connection is ended. A client that went away before its body arrived
+    (Starlette's ``ClientDisconnect``) is no bug and has no one to answer: it is a debug line,
+    so a flaky network or a closed tab leaves no traceback in the log.
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -98,6 +100,9 @@ class InternalErrorMiddleware:
 
         try:
             await self.app(scope, receive, watched)
+        except ClientDisconnect:
+            path = str(scope.get("path", ""))[:_LOGGED_PATH]
+            log.debug("the client went away before its body arrived: %s %r", scope.get("method"), path)
         except Exception:
             path = str(scope.get("path", ""))[:_LOGGED_PATH]
             log.exception("internal error answering %s %r", scope.get("method"), path)

@@ -226,9 +226,11 @@ def format_fairness(stats: Sequence[DieStats]) -> str:
                     f"{rate}  {bar}"
                 )
         if j["rolls_to_detect_bias"]:
+            needed, n = j["rolls_to_detect_bias"], j["rolls"]
             lines.append(
                 f"  a face {100 * s.bias:.0f} % more likely than fair is caught (80 % power, 5 % level) "
-                f"after about {j['rolls_to_detect_bias']} rolls"
+                f"after about {needed} rolls in all: {min(n, needed)} so far"
+                + (f", {needed - n} to go" if n < needed else "")
             )
     return "\n".join(lines)
 

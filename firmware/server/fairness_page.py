@@ -33,14 +33,24 @@ def _num(x: float | None, spec: str) -> str:
     return "–" if x is None else format(x, spec)
 
 
-def _verdict(p: float | None, n: int, needed: int | None) -> tuple[str, str]:
+def _verdict(p: float | None, n: int, needed: int | None, bias: float) -> tuple[str, str]:
+    """The card's headline; the rolls it names are the same figure as "rolls" and "to catch" below."""
     if p is None or n == 0:
         return "none", "no rolls yet"
     if p < 0.001:
         return "bad", "looks biased (p < 0.001)"
     if needed and n < needed:
-        return "few", f"no sign of bias yet; {needed - n} more rolls to catch a small one"
+        return "few", (
+            f"no sign of bias yet, after {n} of the {needed} rolls a test needs to catch a face "
+            f"{100 * bias:.0f} % more likely than fair ({needed - n} to go)"
+        )
     return "ok", "no sign of bias"
+
+
+def _to_catch(needed: int | None, n: int) -> str:
+    if not needed:
+        return "–"
+    return f"{needed} rolls in all ({min(n, needed)} so far)"
 
 
 def _reject_cell(face: Mapping[str, Any], basis: str) -> str:
@@ -56,7 +66,8 @@ def _rejects_dl(rej: Mapping[str, Any] | None, faces: int) -> str:
         return "<dt>rejected</dt><dd>no reading after a shake yet</dd>"
     out = (
         f"<dt>rejected</dt><dd>{rej['rejected']} of {rej['looks']} looks after a shake "
-        f"({_share(rej['reject_rate'])})</dd>"
+        f"({_share(rej['reject_rate'])}): a look is each landing, read or not, so a die thrown "
+        "again has more looks than rolls</dd>"
         f"<dt>throws retried</dt><dd>{rej['throws_retried']} of {rej['throws']}</dd>"
     )
     if rej["basis"] == "truth":
@@ -92,7 +103,7 @@ def fairness_html(stats: Sequence[DieStats]) -> str:
     cards = []
     for s in stats:
         j = s.to_json()
-        cls, verdict = _verdict(j["p_value"], j["rolls"], j["rolls_to_detect_bias"])
+        cls, verdict = _verdict(j["p_value"], j["rolls"], j["rolls_to_detect_bias"], s.bias)
         r = j["serial_correlation"]
         rej = j["rejects"]
         rows = (
@@ -121,13 +132,14 @@ def fairness_html(stats: Sequence[DieStats]) -> str:
             f'<p class="verdict">{escape(verdict)}</p>'
             f"{histogram_svg(s)}"
             "<dl>"
-            f"<dt>rolls</dt><dd>{j['rolls']}</dd>"
+            f"<dt>rolls</dt><dd>{j['rolls']} faces read and counted</dd>"
             f"<dt>χ²</dt><dd>{_num(j['chi2'], '.2f')} "
             f"(p = {_p(j['p_value'])})</dd>"
             f"<dt>serial r</dt><dd>{_num(r, '+.3f')} (p = {_p(j['serial_p_value'])})</dd>"
             f"<dt>re-throws</dt><dd>{j['rethrows']}</dd>"
             f"{_rejects_dl(rej, len(s.faces))}"
-            f"<dt>to catch +{100 * s.bias:.0f} %</dt><dd>{j['rolls_to_detect_bias'] or '–'} rolls</dd>"
+            f"<dt>to catch +{100 * s.bias:.0f} %</dt>"
+            f"<dd>{_to_catch(j['rolls_to_detect_bias'], j['rolls'])}</dd>"
             "</dl>"
             f"{table}</section>"
         )

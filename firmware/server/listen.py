@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
+import functools
 import os
 import platform
 import socket
 import ssl
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,8 @@ __all__ = [
     "SEND_BUFFER_BYTES",
     "STALLED_PEER_S",
     "WS_MAX_INCOMING",
+    "ListenError",
+    "bind_listener",
     "limit_malloc_arenas",
     "listening_socket",
     "serve",
@@ -120,6 +125,56 @@ def listening_socket(
     return sock
 
 
+class ListenError(OSError):
+    """The server cannot listen where it was asked to: the message names the address and what to do."""
+
+
+#: what to do when binding fails, by errno: the address is taken, the port is privileged, the
+#: address is not this machine's
+_BIND_ADVICE = {
+    errno.EADDRINUSE: "the port is in use: give another --port, or stop the process that listens on it"
+    " (ss -ltnp shows which)",
+    errno.EACCES: "permission denied: ports below 1024 need root or CAP_NET_BIND_SERVICE; give --port 1024"
+    " or higher",
+    errno.EADDRNOTAVAIL: "this machine has no such address: give --host one of its addresses, 127.0.0.1,"
+    " or 0.0.0.0 for all",
+}
+
+
+def bind_listener(host: str, port: int) -> socket.socket:
+    """:func:`listening_socket`, or :class:`ListenError` naming ``host:port`` and what to do instead.
+
+    The server binds before it says anything: "serving on" is printed only once the port is its own.
+    """
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if not 0 <= port <= 65535:
+        raise ListenError(f"cannot listen on {where}: --port must be 0..65535")
+    try:
+        return listening_socket(host, port)
+    except socket.gaierror as exc:
+        raise ListenError(
+            f"cannot listen on {where}: {host!r} is not an address of this machine ({exc.strerror});"
+            " give --host an IP address, 127.0.0.1, or 0.0.0.0 for all"
+        ) from None
+    except OSError as exc:
+        refused = ListenError(f"cannot listen on {where}: {_BIND_ADVICE.get(exc.errno or 0, exc.strerror)}")
+        refused.errno = exc.errno
+        raise refused from None
+
+
+class _AnnouncingServer(uvicorn.Server):
+    """uvicorn's server that calls ``announce`` once the app has started and the socket is served."""
+
+    def __init__(self, config: uvicorn.Config, announce: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self._announce = announce
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started and self._announce is not None:
+            self._announce()
+
+
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     """Ask glibc for at most ``arenas`` malloc arenas; whether it was asked (glibc only, no override set).
 
@@ -150,12 +205,26 @@ def tls_files(cert: Path | None, key: Path | None) -> dict[str, str] | None:
     return {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
 
 
-def serve(app: ASGIApp, host: str, port: int, *, tls: dict[str, str] | None = None) -> None:
+def serve(
+    app: ASGIApp,
+    host: str,
+    port: int,
+    *,
+    announce: Callable[[int], None] | None = None,
+    tls: dict[str, str] | None = None,
+) -> None:
     """Run ``app`` under uvicorn on ``host:port`` until interrupted (blocking); https with ``tls``
-    (:func:`tls_files`)."""
+    (:func:`tls_files`).
+
+    The socket is bound first (:func:`bind_listener`: a port in use fails with what to do), and
+    ``announce`` is called with the bound port (``--port 0`` picks one) only once the app's lifespan
+    has started and the socket is served: nothing says "serving" before it is.
+    """
     limit_malloc_arenas()
-    sock = listening_socket(host, port)
+    sock = bind_listener(host, port)
+    bound = int(sock.getsockname()[1])
     try:
-        uvicorn.Server(uvicorn_config(app, host, port, **(tls or {}))).run(sockets=[sock])
+        on_start = None if announce is None else functools.partial(announce, bound)
+        _AnnouncingServer(uvicorn_config(app, host, port, **(tls or {})), on_start).run(sockets=[sock])
     finally:
         sock.close()

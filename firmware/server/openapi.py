@@ -83,7 +83,16 @@ _ROLL = {
         "place": {"type": ["integer", "null"], "description": "0 rolling now, 1 next, ... (pending only)"},
         "roller": {"type": "string"},
         "label": {"type": "string"},
+        "title": {
+            "type": "string",
+            "description": "the label with the system's display name ('Runic Flux skill')",
+        },
         "text": {"type": ["string", "null"]},
+        "modifier": {
+            "type": ["number", "null"],
+            "description": "what a check adds to its dice (Runic Flux's stat); null where none or unknown",
+        },
+        "sum": {"type": ["string", "null"], "description": "the rules' line of how a check's total was made"},
         "total": {},
         "outcome": {"type": ["string", "null"]},
         "odds": {"type": ["object", "null"], "description": "exact outcome probabilities of a check"},

@@ -243,7 +243,8 @@ def reject_lines(j: Mapping[str, Any], faces: int) -> list[str]:
     lines = [
         f"  rejects: {j['rejected']} of {j['looks']} looks after a shake ({_pct(j['reject_rate'], '.2f')}, "
         f"95 % CI {100 * lo:.2f}-{100 * hi:.2f} %); "
-        f"{j['throws_retried']} of {j['throws']} throws retried for it"
+        f"{j['throws_retried']} of {j['throws']} throws retried for it",
+        "  (a look is each landing, read or not: a die thrown again has more looks than rolls)",
     ]
     if j["basis"] == "truth":
         ratio = "-" if j["ratio"] is None else f"{j['ratio']:.2f}"

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .roll_words import roll_modifier, roll_sum, roll_title
+
 __all__ = [
     "EVENT_DICE",
     "EVENT_TEXT",
@@ -47,6 +49,7 @@ def roll_view(row: dict[str, Any]) -> dict[str, Any]:
         "check": request.get("check"),
         "params": request.get("params"),
         "label": request.get("notation") or f"{request.get('system')} {request.get('check')}",
+        "title": roll_title(request),  # the system's display name: what the overlay shows
     }
     if row["status"] in ("queued", "rolling"):
         return view
@@ -70,6 +73,8 @@ def roll_view(row: dict[str, Any]) -> dict[str, Any]:
             "critical": result.get("critical"),
             "botch": result.get("botch"),
             "successes": result.get("successes"),
+            "modifier": roll_modifier(result, row.get("total"), row.get("dice")),
+            "sum": roll_sum(result),
             "odds": row.get("odds"),
             "dice": dice,
             "throws": [
@@ -163,7 +168,7 @@ def event_view(view: dict[str, Any]) -> dict[str, Any]:
             out["throws_count"] = len(throws)
             truncated = True
         out["throws"] = kept
-    for key in ("text", "error", "label", "notation"):
+    for key in ("text", "error", "label", "title", "sum", "notation"):
         if isinstance(out.get(key), str) and len(out[key]) > EVENT_TEXT:
             out[key] = _clip(out[key])
             truncated = True

@@ -16,8 +16,9 @@ from dicetower.firmware.cameras.sim import SimCamera
 from dicetower.firmware.clock import VirtualClock
 from dicetower.firmware.config import TrayDie
 from dicetower.vision.manifest import write_manifest_line
+from dicetower.vision.taught.card import seal_card
 
-__all__ = ["TRAY", "edit_card", "fit_small_model", "write_teach_folder"]
+__all__ = ["TRAY", "edit_card", "fit_small_model", "write_card", "write_teach_folder"]
 
 #: The dice the small model is taught on, as a config names them.
 TRAY = 'plain = "2 white d6"'
@@ -57,10 +58,20 @@ def fit_small_model(root: Path, rolls: int = 60) -> Path:
     return root / "model"
 
 
-def edit_card(model: Path, out: Path, **die: Any) -> Path:
-    """A copy of ``model`` in ``out`` whose taught die has ``die``'s fields changed (kind, threshold ...)."""
+def edit_card(model: Path, out: Path, *, seal: bool = True, **die: Any) -> Path:
+    """A copy of ``model`` in ``out`` whose taught die has ``die``'s fields changed (kind, threshold ...).
+
+    ``seal`` writes the card's hashes again, as whoever rewrites a card can (docs/teach.md): the
+    value checks must hold without them. ``seal=False`` leaves the old hashes, as a plain edit does.
+    """
     shutil.copytree(model, out)
     card = json.loads((out / "taught.json").read_text(encoding="utf-8"))
     card["dice"][0].update(die)
-    (out / "taught.json").write_text(json.dumps(card), encoding="utf-8")
+    write_card(out, card, seal=seal)
     return out
+
+
+def write_card(model: Path, card: dict[str, Any], *, seal: bool = True) -> None:
+    """Write ``card`` as ``model``'s card, its hashes made anew over ``model``'s files when ``seal``."""
+    text = json.dumps(seal_card(card, model) if seal else card)
+    (model / "taught.json").write_text(text, encoding="utf-8")

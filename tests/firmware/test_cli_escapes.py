@@ -97,7 +97,11 @@ def test_serve_echoes_host_and_data_escaped(
     from dicetower.firmware.server import listen
 
     ran: list[Any] = []
-    monkeypatch.setattr(listen, "serve", lambda app, host, port: ran.append({"host": host, "port": port}))
+    monkeypatch.setattr(
+        listen,
+        "serve",
+        lambda app, host, port, announce: (announce(port), ran.append({"host": host, "port": port})),
+    )
     data = tmp_path / f"data{HOSTILE}"
     assert main(["serve", "--rng", "--host", f"host{HOSTILE}", "--data", str(data)]) == 0
     assert ran and ran[0]["host"] == f"host{HOSTILE}"  # the value itself is passed on as given

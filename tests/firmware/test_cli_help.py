@@ -132,3 +132,16 @@ def test_the_markup_probe_catches_what_it_is_for() -> None:
         assert RAW_MARKUP.search(raw), raw
     for plain in ("dicetower log verify", "a 'quoted' word", "4d6kh3+2 * 2", "--bias 0.1 = +10 %"):
         assert not RAW_MARKUP.search(plain), plain
+
+
+def test_prose_on_every_help_page_is_wrapped_to_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A description written as one long string reads as a paragraph; examples and tables stay whole."""
+    monkeypatch.setenv("COLUMNS", "100")
+    for path in TREE:
+        for line in _help(path).splitlines():
+            if not line[:1].isspace() and not line.startswith("usage:"):  # usage is argparse's
+                assert len(line) <= 100, (path, line)
+    page = _help(("teach", "collect"))
+    paragraph = page.split("\n\n")[1]
+    assert paragraph.count("\n") >= 3 and paragraph.startswith("Roll the loaded dice N times")
+    assert "  dicetower teach collect --tower sim" in page  # the examples, as written

@@ -106,7 +106,7 @@ def test_reader_taught_resolves_against_the_config_folder(taught_model: Path, tm
         ),
         (
             lambda m, d: edit_card(m, d / "nowhere", threshold=2.0),
-            "white d6: threshold 2.0 is not a probability",
+            "dice[0].threshold: 2.0 is not a finite number in (0.5, 1]",
         ),
     ],
 )

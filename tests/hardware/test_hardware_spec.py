@@ -1,9 +1,10 @@
 """hardware/spec.toml is the one source of the values several places quote; every place agrees with it.
 
 Checked against it: the documents (hardware/*.md, wiring.svg, docs/tower.md, README.md), the config's
-defaults, the shaker's docstring, the simulated camera's die sizes, and tower.scad's parameters and echoed
-figures. A value changed in one place and not the others (a pull-down that reads 10 kΩ in one file and 100 kΩ
-in another, a cable that one file calls long enough and another too short) fails here, naming the file.
+defaults, the shaker's docstring, the package's mirror of the tower's scale (dicetower.vision.tower_scale),
+the simulated camera's tray and die sizes, and tower.scad's parameters and echoed figures. A value changed in
+one place and not the others (a pull-down that reads 10 kΩ in one file and 100 kΩ in another, a cable that one
+file calls long enough and another too short) fails here, naming the file.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from dicetower.firmware import config as config_module
 from dicetower.firmware.config import DEFAULT_CONFIG
+from dicetower.vision import tower_scale
 from rendering import HARDWARE, Rendered
 
 ROOT = HARDWARE.parent
@@ -193,11 +195,47 @@ def test_tower_scad_builds_what_the_spec_says() -> None:
     assert vfov == pytest.approx(camera["vfov_deg"], abs=1.5)
 
 
-def test_the_simulated_camera_draws_dice_at_the_towers_scale() -> None:
+def test_the_packages_mirror_of_the_tower_is_the_specs() -> None:
+    """spec.toml is not in the wheel: dicetower.vision.tower_scale carries its figures, and must agree."""
+    camera = SPEC["camera"]
+    assert camera["capture_px"][0] == tower_scale.FRAME_WIDTH
+    assert camera["px_per_mm"] == tower_scale.PX_PER_MM
+    assert camera["die_top_mm"] == tower_scale.DIE_TOP_MM
+    assert camera["lens_height_mm"] == tower_scale.LENS_HEIGHT_MM
+    assert SPEC["tray"]["inner_d_mm"] == tower_scale.TRAY_D_MM
+    for kind, mm in SPEC["dice_mm"].items():
+        assert tower_scale.DICE_MM[kind] == mm, kind
+    assert tower_scale.tray_radius_px() == pytest.approx(SPEC["tray"]["inner_d_mm"] / 2 * camera["px_per_mm"])
+
+
+def test_the_simulated_camera_draws_the_towers_tray_and_dice() -> None:
     sim = pytest.importorskip("dicetower.firmware.cameras.sim")
+    assert sim.TOWER.tray_d_mm == SPEC["tray"]["inner_d_mm"]
+    assert sim.TOWER.px_per_mm == SPEC["camera"]["px_per_mm"]
     for kind, mm in SPEC["dice_mm"].items():
         px = sim.DIE_PX[kind] * SPEC["camera"]["capture_px"][0] / 640
-        assert px / mm == pytest.approx(SPEC["camera"]["px_per_mm"], rel=0.04), kind
+        assert px / mm == pytest.approx(SPEC["camera"]["px_per_mm"], rel=1e-9), kind
+
+
+def test_the_documents_quote_one_size_for_each_die_and_the_tray() -> None:
+    """A d6's pixels and the tray's millimetres, wherever a document gives them, are the spec's."""
+    d6, d20 = round(tower_scale.die_px("d6") or 0), round(tower_scale.die_px("d20") or 0)
+    box = tuple(round(v) for v in tower_scale.box_px("d6") or ())
+    quoted: dict[str, set[str]] = {}
+    for path in [*DOCS, ROOT / "docs" / "vision.md"]:
+        text = text_of(path).replace("\n", " ")
+        for px in re.findall(r"\bd6(?:'s top face)? (?:is )?(?:about )?(\d+) px", text):
+            assert int(px) == d6, f"{path.name}: a d6 of {px} px, the tower's is {d6}"
+            quoted.setdefault("d6", set()).add(path.name)
+        for px in re.findall(r"\bd20 (?:is )?(?:about )?(\d+) px across", text):
+            assert int(px) == d20, f"{path.name}: a d20 of {px} px, the tower's is {d20}"
+        for lo, hi in re.findall(r"box is (\d+)[–-](\d+) px", text):
+            assert (int(lo), int(hi)) == box, f"{path.name}: a d6's box of {lo}-{hi} px, the tower's is {box}"
+            quoted.setdefault("box", set()).add(path.name)
+        for mm in re.findall(r"(\d+) mm tray\b", text):
+            assert int(mm) == SPEC["tray"]["inner_d_mm"], f"{path.name}: a {mm} mm tray"
+    assert {"BUILD.md", "tower.md", "lighting.md", "vision.md"} <= quoted["d6"]
+    assert {"BUILD.md", "tower.md"} <= quoted["box"]
 
 
 def test_the_figures_the_documents_quote_are_the_models(rendered: Rendered) -> None:

@@ -18,6 +18,7 @@ from dicetower.vision.reader import open_reader
 from dicetower.vision.synth.die3d import DieLook
 from dicetower.vision.synth.numerals import NumeralStyle, TrayDie, random_look, render_crop, render_tray
 from dicetower.vision.synth.solids import face_values
+from dicetower.vision.taught.card import seal_card
 from dicetower.vision.taught.fallback import GeneralAnswer
 from dicetower.vision.taught.features import (
     NETWORKS,
@@ -201,7 +202,7 @@ def _with_fallback(model: Path, out: Path, on: object) -> Path:
     for die in card["dice"]:
         if die["kind"] != "d6":
             die["fallback"] = on
-    (out / "taught.json").write_text(json.dumps(card), encoding="utf-8")
+    (out / "taught.json").write_text(json.dumps(seal_card(card, out)), encoding="utf-8")
     return out
 
 
@@ -299,7 +300,11 @@ def test_a_broken_taught_model_is_a_clear_error(tmp_path: Path) -> None:
         TaughtModel(tmp_path)
     card = {"schema": "dicetower.taught/1", "dice": [{"id": "x", "kind": "d6", "faces": [1, 9]}]}
     (tmp_path / "taught.json").write_text(json.dumps(card))
-    with pytest.raises(TaughtModelError, match="malformed"):
+    with pytest.raises(TaughtModelError, match=r"dice\[0\]\.network: None is not one of"):
+        TaughtModel(tmp_path)
+    card["dice"][0]["network"] = "pips"
+    (tmp_path / "taught.json").write_text(json.dumps(card))
+    with pytest.raises(TaughtModelError, match=r"dice\[0\]\.faces: \[1, 9\] are not two or more of a d6's"):
         TaughtModel(tmp_path)
 
 

@@ -25,6 +25,7 @@ call it unreadable.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -98,6 +99,8 @@ TRAY_COLOURS: tuple[tuple[int, int, int], ...] = (
 SS = 2
 #: Placement attempts per die before giving up (bounds the work for crowded trays).
 MAX_TRIES = 400
+#: Whole layouts tried before a tray is said not to fit its dice (:func:`place_dice`).
+MAX_LAYOUTS = 20
 
 
 class SynthError(VisionError, ValueError):
@@ -292,7 +295,28 @@ def place_dice(
     touching: bool,
     tower: TowerTray | None = None,
 ) -> list[tuple[float, float]]:
-    """Centres for ``sides`` px dice, apart (or the second flush against the first), on ``tower``'s floor."""
+    """Centres for ``sides`` px dice, apart (or the second flush against the first), on ``tower``'s floor.
+
+    Dice are placed one after another at random; when a die finds no room, the whole tray is laid out
+    again (up to :data:`MAX_LAYOUTS` times): a full tower tray has room for its dice, but not after
+    every first few places. A layout that fits at once draws the same numbers as it always did.
+    """
+    for _ in range(MAX_LAYOUTS):
+        centres = _lay_out(rng, sides, w, h, touching, tower)
+        if centres is not None:
+            return centres
+    raise SynthError(f"cannot fit {len(sides)} dice of up to {max(sides):.0f} px in {w}x{h}")
+
+
+def _lay_out(
+    rng: np.random.Generator,
+    sides: list[float],
+    w: int,
+    h: int,
+    touching: bool,
+    tower: TowerTray | None,
+) -> list[tuple[float, float]] | None:
+    """One try at :func:`place_dice`: None when a die finds no room."""
     centres: list[tuple[float, float]] = []
     margin = 0.04 * min(w, h)
     for i, s in enumerate(sides):
@@ -318,7 +342,7 @@ def place_dice(
                 centres.append(c)
                 break
         else:
-            raise SynthError(f"cannot fit {len(sides)} dice of up to {max(sides):.0f} px in {w}x{h}")
+            return None
     return centres
 
 
@@ -337,12 +361,15 @@ def render_scene(
     faces: list[int] | None = None,
     cocked: int = 0,
     touching: bool = False,
+    pip_colours: Sequence[tuple[int, int, int]] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, list[LabelledDie]]:
     """Draw ``n_dice`` d6 on a tray: ``(frame, reference, labels)``, both images BGR ``uint8``.
 
     ``size`` is ``(width, height)``. ``faces`` fixes the faces (else random); the last
     ``cocked`` dice lean (see module docstring); ``touching`` puts the second die flush
-    against the first. ``labels`` boxes are whole-die ``[x, y, w, h]`` in frame pixels.
+    against the first; ``pip_colours`` fixes each die's pip colour, BGR (else drawn from its
+    body's choices: a set of physical dice keeps its pips from throw to throw, a dataset need
+    not). ``labels`` boxes are whole-die ``[x, y, w, h]`` in frame pixels.
     """
     style = style or SceneStyle()
     w, h = int(size[0]), int(size[1])
@@ -356,6 +383,8 @@ def render_scene(
         raise SynthError(f"marbled is a share of the dice, 0..1, got {style.marbled}")
     if faces is not None and (len(faces) != n_dice or any(f not in PIP_LAYOUT for f in faces)):
         raise SynthError("faces must list one face 1-6 per die")
+    if pip_colours is not None and len(pip_colours) != n_dice:
+        raise SynthError(f"pip_colours must list one colour per die: {n_dice}, got {len(pip_colours)}")
     rng = np.random.default_rng(seed)
     W, H = w * SS, h * SS
     unit = min(w, h) / 640 * SS
@@ -386,7 +415,10 @@ def render_scene(
         # Only drawn from the generator when asked for, so scenes without marbling stay as they were.
         if style.marbled > 0 and not (style.wild_die and i == 0) and rng.random() < style.marbled:
             body, pips, swirl = MARBLED_COLOURS[str(rng.choice(list(MARBLED_COLOURS)))]
-        pip = pips[int(rng.integers(len(pips)))]
+        pip = pips[int(rng.integers(len(pips)))]  # drawn either way: the scene's other numbers stay
+        if pip_colours is not None:
+            r, g, b = pip_colours[i]
+            pip = (int(r), int(g), int(b))
         side = max(8, round(s))
         angle = float(rng.uniform(0, 360))
         is_cocked = i >= n_dice - cocked

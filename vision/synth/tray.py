@@ -1,12 +1,15 @@
 """The tower's own tray, drawn as ``hardware/tower.scad`` builds it and ``hardware/lighting.md`` lights it.
 
 Why: the simulated camera stands in for the tower's camera, so its photo should look like the
-tower's, not like a sheet of grey paper. The tray is round (``tray_d`` 120 mm inner diameter,
+tower's, not like a sheet of grey paper. The tray is round (``tray_d`` 105 mm inner diameter,
 ``tray_wall`` 3 mm thick, ``tray_wall_h`` 35 mm high), its floor lined with matte dark-grey
 neoprene (lighting.md: matte, one even colour, contrasting with white and red dice), and the
-camera looks straight down over its centre at one height. At that height a millimetre on the
-floor is :attr:`TowerTray.px_per_mm` pixels of a 640-pixel-wide frame, so every die of a kind is
-the same size in every photo. Seen from the lens, the walls' inner faces lean outward from the
+camera looks straight down over its centre at one height. The tray's size and the scale come
+from :mod:`dicetower.vision.tower_scale` (hardware/spec.toml's figures): a millimetre at the
+dice's tops is :attr:`TowerTray.px_per_mm` pixels of a 640-pixel-wide frame, so every die of a
+kind is the same size in every photo. The floor is drawn at that scale too (a die's top face and
+the floor's edge under it stay in one plane), so a die against the wall is inside the outline
+``tower calibrate --tray`` is given. Seen from the lens, the walls' inner faces lean outward from the
 floor's edge (their top rim is nearer the lens, so it projects farther out) and the rim sits
 beyond them; past the rim is the tower's base.
 
@@ -28,6 +31,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from ..tower_scale import DIE_TOP_MM, LENS_HEIGHT_MM, PX_PER_MM, TRAY_D_MM
+
 __all__ = ["LINER_SEED", "TowerTray"]
 
 #: The liner's texture is drawn from this seed: the same liner in every photo.
@@ -38,12 +43,13 @@ LINER_SEED = 20261205
 class TowerTray:
     """The tray's build and the camera's height, in the sizes ``hardware/tower.scad`` uses."""
 
-    tray_d_mm: float = 120.0  #: inner diameter of the floor (tower.scad ``tray_d``)
+    tray_d_mm: float = TRAY_D_MM  #: inner diameter of the floor (tower.scad ``tray_d``)
     wall_mm: float = 3.0  #: wall thickness (``tray_wall``)
     wall_h_mm: float = 35.0  #: wall height above the floor (``tray_wall_h``)
-    #: pixels per millimetre on the floor in a 640-pixel-wide frame: the camera's height
-    px_per_mm: float = 4.4
-    lens_h_mm: float = 146.0  #: lens height above the floor (a 41 degree short-side view at 4.4 px/mm)
+    #: pixels per millimetre at the dice's tops in a 640-pixel-wide frame: the camera's height
+    px_per_mm: float = PX_PER_MM
+    #: the lens above the plane drawn at ``px_per_mm`` (the dice's tops): where the walls lean out from
+    lens_h_mm: float = LENS_HEIGHT_MM - DIE_TOP_MM
     floor: tuple[int, int, int] = (74, 74, 77)  #: matte dark-grey neoprene liner, BGR
     wall: tuple[int, int, int] = (96, 96, 100)  #: the printed walls, BGR
     base: tuple[int, int, int] = (40, 40, 42)  #: the base beyond the rim, in the tower's shade

@@ -61,13 +61,6 @@ class Body:
             "side": round(self.side, 1),
         }
 
-    @classmethod
-    def from_json(cls, obj: dict[str, Any]) -> Body:
-        lab = obj.get("lab")
-        if not isinstance(lab, list) or len(lab) != 3:
-            raise ValueError("body.lab must be three numbers")
-        return cls(tuple(float(v) for v in lab), float(obj.get("spread", 0.0)), float(obj.get("side", 0.0)))  # type: ignore[arg-type]
-
 
 def learn_body(crops: Sequence[np.ndarray], sides: Sequence[float]) -> Body:
     """The body of a die from its crops (BGR) and its box sides in photo pixels."""

@@ -35,15 +35,16 @@ from typing import Any
 import numpy as np
 
 from ..eval.intervals import binomial_bounds, binomial_upper
-from ..imageio import ImageError, load_image_info
 from .body import learn_body
+from .card import CARD, SCHEMA, TaughtDieCard, network_file, seal_card
 from .fallback import GeneralAnswer, can_fall_back, held_back_fallback
 from .features import NETWORKS, Backbone, Network, TaughtModelError, networks_for
 from .head import Head, fit_head
-from .model import CARD, SCHEMA, TaughtDieCard, network_file
+from .model import TaughtModel
 from .onnxfile import write_taught_network
+from .photos import check_tray, load_teach_photos
 from .samples import Sample, SampleCache, example_box
-from .teaching import TaughtDie, TeachingSet, hold_back_split, read_teaching_set
+from .teaching import TaughtDie, hold_back_split, read_teaching_set
 from .telling import IDENTITY_NETWORK, fit_telling
 from .tray import derive_tray
 
@@ -98,21 +99,6 @@ class FitResult:
     card: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def _load_photos(teaching: TeachingSet, log: Callable[[str], None]) -> dict[Path, Any]:
-    photos: dict[Path, Any] = {}
-    bad = 0
-    for path in teaching.photos():
-        try:
-            info = load_image_info(path)
-        except ImageError:
-            bad += 1
-            continue
-        photos[path] = (info.frame, info.scale)
-    if bad:
-        log(f"skipped {bad} photos that could not be read")
-    return photos
 
 
 def _choose_threshold(conf: np.ndarray, right: np.ndarray) -> float:
@@ -294,6 +280,8 @@ def _fit_model(
 ) -> FitResult:
     opts = options or FitOptions()
     t0 = time.perf_counter()
+    if opts.tray is not None:
+        check_tray(opts.tray)  # a tray asked for that cannot be read stops the fit before it starts
     teaching = read_teaching_set(folder)
     notes = list(teaching.notes)
     for note in notes:
@@ -314,7 +302,7 @@ def _fit_model(
             faces = die.faces
             _check_counts(die, faces, opts)
         die_faces[die.id] = faces
-    photos = _load_photos(teaching, log)
+    photos = load_teach_photos(teaching, log)
     wanted = {n for die in teaching.dice for n in networks_for(die.kind)}
     if len(teaching.dice) > 1:
         wanted.add(IDENTITY_NETWORK)
@@ -425,9 +413,11 @@ def _fit_model(
         "dice": [c.to_json() for c in cards],
         "telling": None if telling is None else telling.to_json(),
     }
+    card = seal_card(card, out)  # every file written above hashed, and the card itself
     tmp = out / f".{CARD}.tmp"
     tmp.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out / CARD)
+    TaughtModel(out)  # the model is loaded as reading will load it: what the fit writes, the load accepts
     return FitResult(out, card, notes, seconds)
 
 

@@ -9,12 +9,17 @@ A taught model is a folder written by ``dicetower teach fit``:
   taught dice's heads as its last layer (:mod:`.onnxfile`), read with ``cv2.dnn``;
 - ``tray.png``: the empty tray, when the folder gave one or it was derived from the photos.
 
+Loading checks the whole model before a die is read (:mod:`.card`): every value the reader uses,
+the card against its own hash, and every file against the hash the card gives it; each file is
+read once and loaded from the bytes that were hashed.
+
 A taught die answers only with its own faces; below its threshold it is unreadable
 (``low_confidence``), never a guess.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,105 +31,95 @@ import numpy as np
 from ..dnn import load_onnx
 from ..faces.glyphs import TEXTS
 from ..files import read_bounded
-from ..imageio import ImageError, load_image
+from ..imageio import MAX_FILE_BYTES, ImageError, decode_image
 from ..kinds import KINDS, label_of
 from ..reading import UnreadableReason
-from .body import Body
+from .card import (
+    CARD,
+    FILES,
+    MAX_DICE,
+    MODEL_FILES,
+    SCHEMA,
+    TaughtDieCard,
+    check_card,
+    check_card_digest,
+    network_file,
+)
 from .features import Network, TaughtModelError, blob_for, network_crops, upright_turns
 from .head import softmax
 from .samples import read_turns
 
-__all__ = ["CARD", "MAX_CARD_BYTES", "SCHEMA", "TaughtDieCard", "TaughtModel", "TaughtRead", "network_file"]
+__all__ = [
+    "CARD",
+    "MAX_CARD_BYTES",
+    "MAX_MODEL_FILE_BYTES",
+    "SCHEMA",
+    "TaughtDieCard",
+    "TaughtModel",
+    "TaughtRead",
+    "network_file",
+]
 
-CARD = "taught.json"
-SCHEMA = "dicetower.taught/1"
 #: A card larger than this is refused before it is parsed.
 MAX_CARD_BYTES = 4_000_000
-#: Most taught dice one model holds.
-MAX_DICE = 64
+#: A model file (a network, the tray) larger than this is refused unread.
+MAX_MODEL_FILE_BYTES = MAX_FILE_BYTES
 
 
-def network_file(network: Network) -> str:
-    """The file name of a taught network: the general network with the taught heads below its rows."""
-    return f"{network.value}.onnx"
+def _model_files(folder: Path, listed: dict[str, str], card: str) -> dict[str, bytes]:
+    """Each model file's bytes, read once and checked against the card's SHA-256 before use.
 
-
-@dataclass(frozen=True)
-class TaughtDieCard:
-    """One taught die as the card records it."""
-
-    id: str
-    kind: str  #: the label kind (``d6``, ``d10``, ``d10t``, ``d20``, ``d8``, ``d12``)
-    colour: str
-    network: Network  #: which taught network reads it
-    faces: tuple[int, ...]  #: the faces its head answers, in row order
-    rows: tuple[int, int]  #: its rows of that network's output, ``[start, end)`` (after the general rows)
-    threshold: float
-    body: Body
-    figures: dict[str, Any]
-    #: below its threshold, take the general reader's sure answer (:mod:`.fallback`), as the fit chose
-    fallback: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "colour": self.colour,
-            "network": self.network.value,
-            "faces": list(self.faces),
-            "rows": list(self.rows),
-            "threshold": round(self.threshold, 4),
-            "body": self.body.to_json(),
-            "figures": self.figures,
-            "fallback": self.fallback,
-        }
-
-    @classmethod
-    def from_json(cls, obj: Any, where: str) -> TaughtDieCard:
+    A file the card lists is missing; a model file the card does not list (a tray dropped in from
+    another folder); a file whose hash differs (another fit's network, damage): each is refused.
+    """
+    out: dict[str, bytes] = {}
+    for name in MODEL_FILES:
+        path = folder / name
+        if name not in listed:
+            if path.exists():
+                raise TaughtModelError(f"{card}: {FILES}: {name} is in the folder but not on the card")
+            continue
+        if not path.exists():
+            raise TaughtModelError(f"{folder}: {name} is missing")
         try:
-            kind = str(obj["kind"])
-            faces = tuple(int(f) for f in obj["faces"])
-            rows = (int(obj["rows"][0]), int(obj["rows"][1]))
-            threshold = float(obj["threshold"])
-            fallback = obj.get("fallback", False)
-            if not isinstance(fallback, bool):
-                raise ValueError(f"fallback must be true or false, not {fallback!r}")
-            card = cls(
-                str(obj["id"]),
-                kind,
-                str(obj.get("colour", "")),
-                Network(obj["network"]),
-                faces,
-                rows,
-                threshold,
-                Body.from_json(obj["body"]),
-                dict(obj.get("figures", {})),
-                fallback,
+            data = read_bounded(path, MAX_MODEL_FILE_BYTES)
+        except OSError as exc:
+            raise TaughtModelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        if hashlib.sha256(data).hexdigest() != listed[name]:
+            raise TaughtModelError(
+                f"{path}: does not match {FILES}.{name} on the card (a file from another fit or folder,"
+                " or damaged); fit the model again"
             )
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise TaughtModelError(f"{where}: a taught die is malformed ({exc})") from None
-        label_faces = next((k.faces for k in KINDS.values() if k.label == kind), None)
-        if label_faces is None or not set(faces) <= set(label_faces) or not faces:
-            raise TaughtModelError(f"{where}: {card.id}: faces {list(faces)} are not a {kind}'s")
-        if rows[1] - rows[0] != len(faces) or rows[0] < 0:
-            raise TaughtModelError(f"{where}: {card.id}: rows {list(rows)} do not hold {len(faces)} faces")
-        if not 0.0 <= threshold <= 1.0:
-            raise TaughtModelError(f"{where}: {card.id}: threshold {threshold} is not a probability")
-        return card
+        out[name] = data
+    return out
 
 
-def _telling(obj: Any, dice: tuple[TaughtDieCard, ...], where: str) -> tuple[int, int, list[int]] | None:
-    """The telling head's rows and, for each taught die in card order, its column; None for none."""
-    if obj is None:
-        return None
-    try:
-        start, end = int(obj["rows"][0]), int(obj["rows"][1])
-        ids = [str(i) for i in obj["dice"]]
-    except (KeyError, TypeError, ValueError, IndexError) as exc:
-        raise TaughtModelError(f"{where}: the telling head is malformed ({exc})") from None
-    if end - start != len(ids) or sorted(ids) != sorted(d.id for d in dice):
-        raise TaughtModelError(f"{where}: the telling head does not list the taught dice")
-    return start, end, [ids.index(d.id) for d in dice]
+def _output_rows(net: Any, network: Network) -> int:
+    """How many rows ``net`` answers: one blank crop read through it."""
+    frame = np.zeros((128, 128, 3), np.uint8)
+    crops = network_crops(network, frame, (32.0, 32.0, 64.0, 64.0), [0.0])[:1]
+    net.setInput(blob_for(network, crops))
+    return int(np.asarray(net.forward()).reshape(1, -1).shape[1])
+
+
+def _check_rows(network: Network, outputs: int, heads: list[tuple[str, tuple[int, int]]], card: str) -> None:
+    """The heads on ``network`` fill its last rows, each once, after the general rows reading needs."""
+    general = outputs - sum(end - start for _name, (start, end) in heads)
+    need = len(TEXTS) + 1 if network is Network.GLYPHS else None
+    name = network_file(network)
+    if general < 1 or (need is not None and general != need):
+        raise TaughtModelError(
+            f"{card}: {heads[0][0]}.rows: the heads on {name} take {outputs - general} of its {outputs} rows,"
+            f" leaving {general} general rows" + (f" where reading needs {need}" if need else "")
+        )
+    at = general
+    for field, (start, end) in sorted(heads, key=lambda h: h[1]):
+        if start != at:
+            raise TaughtModelError(
+                f"{card}: {field}.rows: {[start, end]} are not the next rows of {name}"
+                f" (its heads fill rows {general} to {outputs}, each once)"
+            )
+        at = end
 
 
 @dataclass(frozen=True)
@@ -161,34 +156,37 @@ class TaughtModel:
             card = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise TaughtModelError(f"{path}: not a taught model's card ({exc})") from None
-        if not isinstance(card, dict) or card.get("schema") != SCHEMA:
-            raise TaughtModelError(f"{path}: not a {SCHEMA} card")
-        raw = card.get("dice")
-        if not isinstance(raw, list) or not 1 <= len(raw) <= MAX_DICE:
-            raise TaughtModelError(f"{path}: 'dice' must list 1 to {MAX_DICE} taught dice")
+        where = str(path)
+        self.dice, telling = check_card(card, where)
+        check_card_digest(card, where)
+        files = _model_files(self.folder, card[FILES], where)
         self.card: dict[str, Any] = card
-        self.dice: tuple[TaughtDieCard, ...] = tuple(TaughtDieCard.from_json(d, str(path)) for d in raw)
-        self.telling = _telling(card.get("telling"), self.dice, str(path))
-        counts = (card.get("telling") or {}).get("counts", {})
+        #: the telling head's rows and, for each taught die in card order, its column; None for none
+        self.telling = None if telling is None else (telling.rows[0], telling.rows[1], telling.columns)
         #: how many dice of each taught id one throw may hold (no bound for a model of one die)
         self.counts: dict[str, int] = {
-            d.id: int(counts.get(d.id, 1)) if self.telling else MAX_DICE for d in self.dice
+            d.id: telling.counts[d.id] if telling is not None else MAX_DICE for d in self.dice
         }
         self._nets: dict[Network, Any] = {}
-        networks = {d.network for d in self.dice} | ({Network.NUMERALS} if self.telling else set())
-        for network in networks:
-            net_path = self.folder / network_file(network)
-            if not net_path.is_file():
-                raise TaughtModelError(f"{self.folder}: {network_file(network)} is missing")
+        heads: dict[Network, list[tuple[str, tuple[int, int]]]] = {}
+        for i, d in enumerate(self.dice):
+            heads.setdefault(d.network, []).append((f"dice[{i}]", d.rows))
+        if telling is not None:
+            heads.setdefault(Network.NUMERALS, []).append(("telling", telling.rows))
+        for network, network_heads in heads.items():
+            name = network_file(network)
+            if name not in files:
+                raise TaughtModelError(f"{self.folder}: {name} is missing")
             try:
-                self._nets[network] = load_onnx(net_path)
+                self._nets[network] = load_onnx(files[name])
+                outputs = _output_rows(self._nets[network], network)
             except cv2.error as exc:
-                raise TaughtModelError(f"{net_path}: cannot be read ({exc})") from None
-        tray = self.folder / "tray.png"
+                raise TaughtModelError(f"{self.folder / name}: cannot be read ({exc})") from None
+            _check_rows(network, outputs, network_heads, where)
         self.tray: np.ndarray | None = None
-        if tray.exists():  # read as every photo is: its header checked before a pixel is decoded
+        if "tray.png" in files:  # read as every photo is: its header checked before a pixel is decoded
             try:
-                self.tray = load_image(tray)
+                self.tray = decode_image(files["tray.png"], str(self.folder / "tray.png")).frame
             except ImageError as exc:
                 raise TaughtModelError(str(exc)) from None
 

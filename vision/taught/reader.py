@@ -97,6 +97,8 @@ class TaughtFrameReader:
                 same = label_of(d.kind) == taught.kind or d.reason is UnreadableReason.KIND_UNSURE
                 doubt = -np.log(max(float(told[r, j]), 1e-6))
                 cost[r, c] = body_distance(taught.body, d.hsv, side, same) + TELL_WEIGHT * doubt
+        # a cost that is no number (a network's NaN) forbids the pairing: the pairing needs finite costs
+        cost[~np.isfinite(cost)] = FORBIDDEN
         out: list[TaughtDieCard | None] = [None] * len(dice)
         for r, c in assign(cost):
             if cost[r, c] < FORBIDDEN:

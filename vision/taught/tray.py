@@ -68,18 +68,20 @@ def derive_tray(teaching: TeachingSet, out: Path, given: Path | None = None) -> 
     """Write the empty tray to ``out``; returns a note saying where it came from.
 
     ``given`` (an empty-tray photo) comes first, then the folder's own reference photo, then
-    the median of the folder's photos. A folder of single-die crops yields none.
+    the median of the folder's photos. A folder of single-die crops yields none. A ``given``
+    photo that cannot be read raises :class:`~dicetower.vision.imageio.ImageError`: it was asked for.
     """
+    if given is not None:  # asked for by name: a photo that cannot be read is an error (ImageError)
+        cv2.imwrite(str(out), load_image(given))
+        return f"empty tray: the given empty-tray photo ({given.name})"
     own = teaching.references[0] if teaching.references else None
-    for source, what in ((given, "the given empty-tray photo"), (own, "the folder's empty-tray photo")):
-        if source is None:
-            continue
+    if own is not None:
         try:
-            frame = load_image(source)
+            frame = load_image(own)
         except ImageError as exc:
-            return f"empty tray: {what} could not be read ({exc}); none kept"
+            return f"empty tray: the folder's empty-tray photo could not be read ({exc}); none kept"
         cv2.imwrite(str(out), frame)
-        return f"empty tray: {what} ({source.name})"
+        return f"empty tray: the folder's empty-tray photo ({own.name})"
     if all(e.box is None for die in teaching.dice for e in die.examples):
         return "empty tray: none (each photo is one die, with no tray around it)"
     covered = most_covered(teaching)

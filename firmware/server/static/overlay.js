@@ -5,6 +5,10 @@
 // that restarted (new epoch) or a gap older than its ring answers with a snapshot of the log,
 // so an OBS refresh or a server restart neither loses nor doubles a roll.
 //
+// A roll is named by its title (the system's display name: "Runic Flux skill"); what the rules add
+// to the dice (a stat) is shown after them, and the rules' own sum under them, so the dice on screen
+// and the modifier make the total. The server refuses an unknown ?theme= or ?fields= value (400).
+//
 // A server that asks for its token (beyond loopback) is given it as the WebSocket subprotocol
 // "bearer.TOKEN", taken from the page's fragment (/overlay#token=TOKEN): a fragment is never
 // sent to the server, so the token stays out of every request line and log.
@@ -77,6 +81,12 @@
       tile.appendChild(faceArt(die));
     }
     tile.appendChild(el("span", "face", die.face));
+    // a die that counts other than its face (a wild 1 counts 0, a botch re-roll is taken away, a tens
+    // die 4 counts 40) says so, so the dice on screen add up to the total
+    const counted = !flags.has("dropped") && !flags.has("rerolled");
+    if (counted && typeof die.value === "number" && die.value !== die.face) {
+      tile.appendChild(el("span", "value", `counts ${signed(die.value)}`));
+    }
     tile.title = die.die || die.kind;
     return tile;
   }
@@ -108,6 +118,27 @@
   function shortReason(roll) {
     const text = String(roll.error || "the roll failed").trim();
     return text.split("\n")[0];
+  }
+
+  function signed(n) {
+    return n > 0 ? `+${n}` : n < 0 ? `−${-n}` : "0";
+  }
+
+  // What the rules add to the dice, as a tile after them: 2 3 6 5 +4 make 20.
+  function modifierTile(modifier) {
+    const tile = el("div", "mod");
+    tile.appendChild(el("div", "mod-art", signed(modifier)));
+    tile.appendChild(el("span", "face", "added"));
+    tile.title = "added by the rules (a stat, a bonus): the dice and this make the total";
+    return tile;
+  }
+
+  // The wild die's red border, explained once on the card that shows one.
+  function wildLegend() {
+    const legend = el("div", "legend");
+    legend.appendChild(el("span", "swatch"));
+    legend.appendChild(document.createTextNode("red border: the wild die"));
+    return legend;
   }
 
   function badgeFor(roll) {
@@ -147,7 +178,7 @@
     card.dataset.rollId = String(shown.id);
     const head = el("div", "head");
     head.appendChild(el("span", "roller", shown.roller));
-    head.appendChild(el("span", "label", shown.label));
+    head.appendChild(el("span", "label", shown.title || shown.label));
     card.appendChild(head);
     if (rolling) {
       const throwNo = rolling.throw !== undefined ? ` · throw ${rolling.throw + 1}` : "";
@@ -161,7 +192,10 @@
     if (typeof roll.dice_count === "number" && roll.dice_count > shownDice) {
       dice.appendChild(el("span", "more", `+${roll.dice_count - shownDice} more`));
     }
+    if (typeof roll.modifier === "number" && roll.modifier !== 0) dice.appendChild(modifierTile(roll.modifier));
     card.appendChild(dice);
+    if ((roll.dice || []).some((d) => d.role === "wild")) card.appendChild(wildLegend());
+    if (roll.sum) card.appendChild(el("div", "sum", roll.sum));
     const summary = el("div", "summary");
     if (roll.status === "failed") {
       summary.appendChild(badgeFor(roll));
@@ -195,7 +229,7 @@
       const li = el("li");
       li.dataset.rollId = String(id);
       li.appendChild(el("span", "who", roll.roller));
-      li.appendChild(el("span", "what", roll.label));
+      li.appendChild(el("span", "what", roll.title || roll.label));
       if (roll.status !== "failed") li.appendChild(el("span", "tot", roll.total));
       const badge = badgeFor(roll);
       if (badge) li.appendChild(badge);

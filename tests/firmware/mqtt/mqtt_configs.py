@@ -20,6 +20,7 @@ def tower_config(data_dir: Path, url: str, name: str = "t1", **mqtt: object) -> 
         data_dir=data_dir,
         supply_factory=lambda: RandomSupply(7),
         mqtt=MqttConfig(url=url, tower=name, **mqtt),  # type: ignore[arg-type]
+        allowed_hosts=("testserver",),  # TestClient's Host
     )
 
 

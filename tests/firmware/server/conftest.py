@@ -12,4 +12,7 @@ from dicetower.firmware.server.rolling import RandomSupply
 
 @pytest.fixture
 def config(tmp_path: Path) -> ServerConfig:
-    return ServerConfig(data_dir=tmp_path / "data", supply_factory=lambda: RandomSupply(42))
+    # TestClient sends Host: testserver, which the Host check (hosts.py) allows only when named
+    return ServerConfig(
+        data_dir=tmp_path / "data", supply_factory=lambda: RandomSupply(42), allowed_hosts=("testserver",)
+    )

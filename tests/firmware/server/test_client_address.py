@@ -127,7 +127,7 @@ def test_serve_takes_trusted_proxies_from_the_flag_or_the_environment(
     from dicetower.firmware.server import listen
 
     apps = []
-    monkeypatch.setattr(listen, "serve", lambda app, host, port: apps.append(app))
+    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce: (announce(port), apps.append(app)))
     data = str(tmp_path / "data")
     assert main(["serve", "--rng", "--data", data, "--trusted-proxy", "10.0.0.1"]) == 0
     monkeypatch.setenv("DICETOWER_TRUSTED_PROXIES", "10.0.0.0/8,fd00::/8")
@@ -137,7 +137,7 @@ def test_serve_takes_trusted_proxies_from_the_flag_or_the_environment(
     assert err[-1].startswith("dicetower: error: ") and "proxy.lan" in err[-1]
     assert len(apps) == 2
     for app, peer in zip(apps, ("10.0.0.1", "10.200.0.1"), strict=True):
-        with TestClient(app, client=(peer, 1)) as client:
+        with TestClient(app, client=(peer, 1), base_url="http://localhost") as client:
             r = client.post("/api/rolls", json={"notation": "1d6"}, headers={"X-Forwarded-For": "5.5.5.5"})
             assert r.status_code == 202
     assert set(_clients(tmp_path / "data")) == {"5.5.5.5"}

@@ -73,7 +73,7 @@ def tower_config(config: ServerConfig) -> ServerConfig:
 def test_overlay_shows_rolls_and_survives_refresh_and_restart(browser, tower_config: ServerConfig) -> None:
     import httpx
 
-    page = browser.new_page(viewport={"width": 600, "height": 370})
+    page = browser.new_page(viewport={"width": 600, "height": 450})
     errors: list[str] = []
     # a refused reconnect while the server is down is expected; anything else is a bug
     page.on(

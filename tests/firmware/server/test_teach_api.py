@@ -257,14 +257,14 @@ def test_serve_opens_the_teach_folder_from_the_flag_or_the_environment(
     from dicetower.firmware.server import listen
 
     apps = []
-    monkeypatch.setattr(listen, "serve", lambda app, host, port: apps.append(app))
+    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce: (announce(port), apps.append(app)))
     data = str(tmp_path / "data")
     assert main(["serve", "--rng", "--data", data, "--teach", str(teach_folder.path)]) == 0
     monkeypatch.setenv("DICETOWER_TEACH_DIR", str(teach_folder.path))
     assert main(["serve", "--rng", "--data", data]) == 0
     assert "naming /teach" in capsys.readouterr().err
     for app in apps:
-        with TestClient(app) as client:
+        with TestClient(app, base_url="http://localhost") as client:  # a name the Host check allows
             assert [d["slug"] for d in client.get("/api/teach").json()["dice"]] == ["white-d6", "blue-d20"]
 
 
@@ -274,7 +274,7 @@ def test_serve_refuses_a_bad_teach_folder_before_it_starts(
     from dicetower.firmware.cli import main
     from dicetower.firmware.server import listen
 
-    monkeypatch.setattr(listen, "serve", lambda app, host, port: pytest.fail("the server started"))
+    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce: pytest.fail("the server started"))
     assert main(["serve", "--rng", "--data", str(tmp_path / "data"), "--teach", str(tmp_path)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("dicetower: error: ") and "no teach.json" in err[0]
