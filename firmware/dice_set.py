@@ -104,6 +104,14 @@ class DiceSet:
             counts[d] = counts.get(d, 0) + 1
         return ", ".join(f"{n} {d}" for d, n in counts.items())
 
+    def tray_json(self) -> list[dict[str, Any]]:
+        """The tray for machines (``/api/tower``'s ``roller.tray``): one entry per kind, colour and role, with
+        its count, in the order the dice were loaded: what a client such as the Foundry module may ask for."""
+        counts: dict[TrayDie, int] = {}
+        for d in self.dice:
+            counts[d] = counts.get(d, 0) + 1
+        return [{"kind": d.kind, "colour": d.colour, "role": d.role, "count": n} for d, n in counts.items()]
+
     def to_table(self) -> dict[str, Any]:
         """The ``[dice]`` table that parses back to this set (``plain = "4 white d6"``)."""
         table: dict[str, dict[str, int]] = {}

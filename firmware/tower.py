@@ -190,6 +190,7 @@ class Tower:
             "pins": self.config.pins.factory,
             "solenoid": {"gpio": self.config.pins.solenoid, "on": self.shaker.is_active},
             "dice": self.config.dice.describe(),
+            "tray": self.config.dice.tray_json(),
             "calibrated": cal is not None,
             "calibration_size": list(cal.size) if cal is not None else None,
             "throws": self.throws,

@@ -71,6 +71,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_allowed_host_argument(p, config_key=True)
     p.add_argument(
+        "--cors-origin",
+        action="append",
+        default=None,
+        metavar="ORIGIN",
+        help="a browser origin answered with CORS headers, e.g. a Foundry world's https://host:30000; "
+        "repeatable (DICETOWER_CORS_ORIGINS, comma-separated; default none: CORS off; docs/foundry.md)",
+    )
+    p.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve https with this certificate (PEM)")
+    p.add_argument("--tls-key", type=Path, metavar="FILE", help="the certificate's private key (PEM)")
+    p.add_argument(
         "--rate", type=float, default=None, help="rolls per second per client (0: no limit; default 2)"
     )
     p.add_argument("--burst", type=int, default=10, help="rolls a client may send at once (default 10)")
@@ -174,6 +184,7 @@ def run(args: argparse.Namespace) -> int:
     from ..server import listen
     from ..server.app import ServerConfig, create_app
     from ..server.clients import TrustedProxies
+    from ..server.cors import parse_origins
     from .tower import tower_config
 
     host = args.host or _env("HOST", "127.0.0.1")
@@ -182,6 +193,8 @@ def run(args: argparse.Namespace) -> int:
     rate = args.rate if args.rate is not None else float(_env("RATE", "2"))
     proxies = args.trusted_proxy if args.trusted_proxy is not None else _env("TRUSTED_PROXIES", "").split(",")
     trusted = TrustedProxies(proxies)  # checked now: a mistyped proxy fails before the server starts
+    origins = parse_origins(args.cors_origin or [_env("CORS_ORIGINS", "")])
+    tls = listen.tls_files(args.tls_cert, args.tls_key)  # checked now, as the proxies are
     photo_cap = photo_cap_bytes(args.photo_cap_mb)
     teach_dir = args.teach or (Path(_env("TEACH_DIR", "")) if _env("TEACH_DIR", "") else None)
     if teach_dir is not None:
@@ -236,17 +249,20 @@ def run(args: argparse.Namespace) -> int:
         announce_token=_announce,
         teach_dir=teach_dir,
         trusted_proxies=tuple(str(n) for n in trusted.networks),
+        cors_origins=origins,
         allowed_hosts=allowed_hosts(args.allowed_host, file_cfg),
         accept_broken_log=args.accept_broken_log,
         log_check=check,
         mqtt=mqtt,
         presses=presses,
     )
+    scheme = "https" if tls else "http"
 
     def announce(bound: int) -> None:
         print(
-            f"dicetower: serving on http://{printable(host)}:{bound} (overlay /overlay, fairness /fairness, "
-            f"API /openapi.json{', naming /teach' if teach_dir else ''}); {printable(what)};"
+            f"dicetower: serving on {scheme}://{printable(host)}:{bound} (overlay /overlay, "
+            f"fairness /fairness, API /openapi.json{', naming /teach' if teach_dir else ''}); "
+            f"{printable(what)};"
             f" roll log in {printable(str(data_dir))}"
             + (f"; publishing to {printable(mqtt.url_safe)} as {printable(mqtt.tower_name)}" if mqtt else ""),
             file=sys.stderr,
@@ -257,5 +273,5 @@ def run(args: argparse.Namespace) -> int:
         config.notifier = notifier
         app = create_app(config)
         # binds first: a busy port says so, and "serving" is said only once it serves
-        listen.serve(app, host, port, announce=announce)
+        listen.serve(app, host, port, announce=announce, tls=tls)
     return 0

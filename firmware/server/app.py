@@ -49,6 +49,7 @@ from ..web.security import (
     load_or_create_token,
 )
 from .clients import TrustedProxies, client_address
+from .cors import cors_middleware
 from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
@@ -109,6 +110,8 @@ class ServerConfig:
     mqtt: MqttConfig | None = None
     #: reverse proxies (addresses or networks) whose X-Forwarded-For names the client (``clients.py``)
     trusted_proxies: tuple[str, ...] = ()
+    #: browser origins answered with CORS headers (a Foundry world; ``cors.py``); none: CORS off
+    cors_origins: tuple[str, ...] = ()
     #: names a request's Host may give besides loopback and this machine's names and addresses
     #: (``host_names.py``; ``*``: any): a page on another name is refused, 421
     allowed_hosts: tuple[str, ...] = ()
@@ -342,6 +345,7 @@ def create_app(config: ServerConfig) -> Starlette:
         middleware=[
             Middleware(SecurityHeadersMiddleware),
             Middleware(HostCheckMiddleware, allowed=allowed),
+            *cors_middleware(config.cors_origins),  # outside the rest: refusals carry CORS headers too
             Middleware(InternalErrorMiddleware),
             Middleware(BodyLimitMiddleware, max_bytes=config.max_body_bytes),
         ],

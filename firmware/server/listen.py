@@ -32,7 +32,9 @@ import functools
 import os
 import platform
 import socket
+import ssl
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -50,6 +52,7 @@ __all__ = [
     "limit_malloc_arenas",
     "listening_socket",
     "serve",
+    "tls_files",
     "uvicorn_config",
 ]
 
@@ -185,8 +188,33 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     return bool(ctypes.CDLL(name).mallopt(_M_ARENA_MAX, arenas))
 
 
-def serve(app: ASGIApp, host: str, port: int, *, announce: Callable[[int], None] | None = None) -> None:
-    """Run ``app`` under uvicorn on ``host:port`` until interrupted (blocking).
+def tls_files(cert: Path | None, key: Path | None) -> dict[str, str] | None:
+    """uvicorn's TLS settings for ``--tls-cert`` and ``--tls-key`` (both or neither), checked before anything
+    starts: each must be a readable file, and the pair must load as a certificate and its key."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise ValueError("--tls-cert and --tls-key go together: give the certificate and its private key")
+    for flag, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not path.is_file():
+            raise ValueError(f"{flag} {path}: no such file")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(str(cert), str(key))
+    except (ssl.SSLError, OSError) as exc:
+        raise ValueError(f"--tls-cert {cert}, --tls-key {key}: not a certificate and key ({exc})") from None
+    return {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
+
+
+def serve(
+    app: ASGIApp,
+    host: str,
+    port: int,
+    *,
+    announce: Callable[[int], None] | None = None,
+    tls: dict[str, str] | None = None,
+) -> None:
+    """Run ``app`` under uvicorn on ``host:port`` until interrupted (blocking); https with ``tls``
+    (:func:`tls_files`).
 
     The socket is bound first (:func:`bind_listener`: a port in use fails with what to do), and
     ``announce`` is called with the bound port (``--port 0`` picks one) only once the app's lifespan
@@ -197,6 +225,6 @@ def serve(app: ASGIApp, host: str, port: int, *, announce: Callable[[int], None]
     bound = int(sock.getsockname()[1])
     try:
         on_start = None if announce is None else functools.partial(announce, bound)
-        _AnnouncingServer(uvicorn_config(app, host, port), on_start).run(sockets=[sock])
+        _AnnouncingServer(uvicorn_config(app, host, port, **(tls or {})), on_start).run(sockets=[sock])
     finally:
         sock.close()

@@ -1,9 +1,8 @@
-"""Fixtures shared by the tower tests: gpiozero's mock pins, a virtual clock, one reader, sim towers,
-and Debian's headless Chromium under Playwright for the page tests."""
+"""Fixtures shared by the tower tests: gpiozero's mock pins, a virtual clock, one reader, sim towers
+(Chromium for the page tests is in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -65,29 +64,3 @@ def taught_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from taught_helpers import fit_small_model
 
     return fit_small_model(tmp_path_factory.mktemp("taught"))
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    """Debian's ``chromium`` under Playwright, one a test module (the server's and the hub's pages);
-    skips where either is missing."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no chromium on PATH (Debian: apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(
-            executable_path=chromium,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        try:
-            yield b
-        finally:
-            b.close()

@@ -1,5 +1,5 @@
 """Fixtures for the server tests: a config over a temporary data directory and a seeded RNG (the page
-tests' Chromium is ``tests/firmware/conftest.py``'s ``browser``)."""
+tests' Chromium is ``tests/conftest.py``'s ``browser``)."""
 
 from __future__ import annotations
 
