@@ -26,6 +26,7 @@ __all__ = [
     "MAX_EVENT_BYTES",
     "MAX_NOTES",
     "MAX_REQUEST_BYTES",
+    "MAX_SEQ",
     "STATES",
     "LinkCheck",
     "WireError",
@@ -44,6 +45,8 @@ MAX_EVENT_BYTES = 256 * 1024
 MAX_REQUEST_BYTES = 16 * 1024
 #: notes carried with one roll event; more (a very large prune) are sent as a count only
 MAX_NOTES = 64
+#: the largest sequence number either side takes (SQLite's integers stop at 2**63 - 1)
+MAX_SEQ = 2**62
 #: a tower's states on its status topic; ``offline`` is the last will the broker publishes
 STATES = ("online", "idle", "rolling", "needs-attention", "offline")
 
@@ -63,7 +66,9 @@ def decode_json(payload: bytes, limit: int) -> dict[str, Any]:
     try:
         value = json.loads(payload)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise WireError(f"not JSON: {exc}") from None
+        raise WireError(f"not JSON: {str(exc)[:120]}") from None
+    except RecursionError:  # json's C parser stops a deep nesting with this, not a ValueError
+        raise WireError("not JSON a hub reads: nested too deeply") from None
     if not isinstance(value, dict):
         raise WireError("not a JSON object")
     return value
