@@ -100,6 +100,7 @@ class KeyRing:
             self.pins[name] = (check_public_key(key), "config")
         self.new: OrderedDict[str, NewTower] = OrderedDict()
         self.unknown_refused = 0
+        self._said = (0.0, 0)  # when the minute of new-tower log lines began, and how many since
 
     def known(self, name: str) -> bool:
         return self.accept_unsigned or name in self.pins
@@ -152,11 +153,7 @@ class KeyRing:
         entry = self.new.pop(name, None)
         if entry is None or entry.key != key:
             entry = NewTower(name, key, now, now)
-            log.warning(
-                "new tower %s with key %s: trust it on the towers page, or pin it in --tower-keys",
-                name,
-                fingerprint(key),
-            )
+            self._say_new(name, key, now)
         entry.last_seen = now
         entry.messages += 1
         if "state" in message:
@@ -164,6 +161,21 @@ class KeyRing:
         self.new[name] = entry
         while len(self.new) > MAX_NEW:
             self.new.popitem(last=False)
+
+    def _say_new(self, name: str, key: str, now: float) -> None:
+        """Log a new tower, at most :data:`MAX_NEW` a minute (then a count), so a flood of
+        invented names cannot flood the log either."""
+        if now - self._said[0] >= 60.0:
+            if self._said[1] > MAX_NEW:
+                log.warning("%d more new towers in the last minute", self._said[1] - MAX_NEW)
+            self._said = (now, 0)
+        self._said = (self._said[0], self._said[1] + 1)
+        if self._said[1] <= MAX_NEW:
+            log.warning(
+                "new tower %s with key %s: trust it on the towers page, or pin it in --tower-keys",
+                name,
+                fingerprint(key),
+            )
 
     def trust(self, name: str, fingerprint_given: str) -> NewTower:
         """Pin the new tower ``name``'s key, if ``fingerprint_given`` is the one listed (so the

@@ -194,7 +194,9 @@ def test_mqtt_requests_are_refused_as_http_refuses_them(broker: Mosquitto, tmp_p
             )
             never = {"notation": "1d6/0", "roller": "Ann"}  # always a division by zero: planned, refused
             http_never = client.post("/api/rolls", json=never, headers={"Authorization": f"Bearer {token}"})
-            probe.publish("dicetower/t1/requests/test", {**send, "request_id": "g", "token": token, "roll": never})
+            probe.publish(
+                "dicetower/t1/requests/test", {**send, "request_id": "g", "token": token, "roll": never}
+            )
             replies = {r["request_id"]: r for r in probe.wait("replies", 6)}
             time.sleep(0.5)
             # d's reply topic is another tower's, e is too large
