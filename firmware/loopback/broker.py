@@ -241,7 +241,8 @@ class Probe:
     def _on_connect(self, client: Any, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
         if getattr(reason, "is_failure", False):
             return  # refused: the wait for the subscription fails
-        client.subscribe([(t, 1) for t in self.topics])
+        if self.topics:  # a probe that only publishes subscribes to nothing
+            client.subscribe([(t, 1) for t in self.topics])
         self.subscribed.set()
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:

@@ -32,7 +32,9 @@ def _until(check, timeout_s: float = 30.0):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def hub_config(broker: Mosquitto, tmp_path: Path) -> HubConfig:
-    return HubConfig(data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1")
+    return HubConfig(
+        data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1", trust_first_use=True
+    )
 
 
 def test_the_hub_lists_a_tower_its_rolls_and_refuses_what_it_cannot_send(
