@@ -140,6 +140,9 @@ class Hub:
         assert tower is not None
         if entry.status is not None:
             self._status(name, entry.status)
+            ask = tower.chain.behind(tower.reported_seq)  # whatever its state: what it rolled meanwhile
+            if ask is not None:
+                self._ask(tower, ask)
         self._tower_changed(tower)
         self.bus.publish("new-tower", {"new_towers": self.keys.new_json()})
         return tower
