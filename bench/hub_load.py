@@ -22,8 +22,9 @@ The named baseline is the same table on the RNG supply (``--supply rng``): real 
 serve`` processes, log and publisher, with dice that cost nothing to roll, so the difference is
 the sim tower's camera and vision. ``--signing both`` (RNG towers) runs the table twice in one
 go, first unsigned (towers with ``[mqtt] sign = false``, the hub with ``--accept-unsigned``: the
-baseline), then signed (the hub with ``--trust-first-use``), and prints both: the difference is
-what signing and checking each event costs. Loopback only; bounded in time and counts.
+baseline), then signed (the hub with ``--trust-first-use``), and prints both (``--repeat N``: the
+pair N times, alternated, to show the noise): the difference is what signing and checking each
+event costs. Loopback only; bounded in time and counts.
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ def main(argv: list[str] | None = None) -> int:
         help="towers sign their events (on), do not (off: the baseline), or both tables in turn",
     )
     p.add_argument(
+        "--repeat", type=int, default=1, help="with --signing both: the pair this many times, alternated"
+    )
+    p.add_argument(
         "--folder", type=Path, default=None, help="keep the logs here (default: a temporary folder)"
     )
     args = p.parse_args(argv)
@@ -109,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         p.error("--towers 1..50, --rate up to 10, --duration up to 3600")
     if args.signing != "on" and args.supply != "rng":
         p.error("--signing off|both runs RNG towers: add --supply rng")
-    for sign in {"on": (True,), "off": (False,), "both": (False, True)}[args.signing]:
+    if not 1 <= args.repeat <= 5:
+        p.error("--repeat 1..5")
+    order = {"on": (True,), "off": (False,), "both": (False, True) * args.repeat}[args.signing]
+    for sign in order:  # alternated, so the machine's busy moments fall on both
         _table(args, sign)
     return 0
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import logging
@@ -166,6 +167,13 @@ def _create(path: Path, ed25519: Any, serialization: Any) -> TowerKey:
     return key
 
 
+@functools.lru_cache(maxsize=1024)
+def _public_key(text: str) -> Any:
+    """The key object for a pinned key's text, made once (a hub checks every event with it)."""
+    raw = base64.b64decode(check_public_key(text)[len(KEY_PREFIX) :])
+    return _ed25519().Ed25519PublicKey.from_public_bytes(raw)
+
+
 def verify(message: dict[str, Any], public_key: str) -> None:
     """Check ``message``'s signature with ``public_key``; :class:`SignatureError` says why not."""
     from cryptography.exceptions import InvalidSignature
@@ -179,9 +187,7 @@ def verify(message: dict[str, Any], public_key: str) -> None:
         raise SignatureError("its signature is not base64")
     try:
         raw_sig = base64.b64decode(sig, validate=True)
-        pub = _ed25519().Ed25519PublicKey.from_public_bytes(
-            base64.b64decode(check_public_key(public_key)[len(KEY_PREFIX) :])
-        )
+        pub = _public_key(public_key)
     except (binascii.Error, ValueError) as exc:
         raise SignatureError(f"its key or signature is malformed: {str(exc)[:80]}") from None
     if len(raw_sig) != _SIG_BYTES:
