@@ -68,6 +68,7 @@ class Hub:
         self.requests: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.counts = {"taken": 0, "repeats": 0, "gaps": 0, "breaks": 0, "refused": 0, "parked": 0}
         self._unknown_logged = (0.0, 0)  # when the last summary was logged, and the count then
+        self._new_sent_at, self._new_dirty = 0.0, False
         for name in self.keys.pins:  # known towers are listed from the start, also after a restart
             self.book.get(name, known=True)
         for name, (seq, digest) in store.tips().items():
@@ -96,7 +97,7 @@ class Hub:
             self._refused(name, leaf, f"a message on {leaf} was {admitted.problem}")
             return
         if admitted.admission is Admission.NEW:
-            self.bus.publish("new-tower", {"new_towers": self.keys.new_json()})
+            self._new_towers_changed()
             return
         if admitted.pinned_now:
             self._tower_changed(self.book.get(name, known=True))
@@ -144,8 +145,18 @@ class Hub:
             if ask is not None:
                 self._ask(tower, ask)
         self._tower_changed(tower)
-        self.bus.publish("new-tower", {"new_towers": self.keys.new_json()})
+        self._new_towers_changed(at_once=True)
         return tower
+
+    def _new_towers_changed(self, *, at_once: bool = False) -> None:
+        """Send the new towers' list to the pages, at most once a second (the sweep sends the
+        last change), so a flood of new names cannot flood the viewers."""
+        now = time.monotonic()
+        if at_once or now - self._new_sent_at >= 1.0:
+            self._new_sent_at, self._new_dirty = now, False
+            self.bus.publish("new-tower", {"new_towers": self.keys.new_json()})
+        else:
+            self._new_dirty = True
 
     def _roll(self, name: str, event: dict[str, Any]) -> None:
         if event.get("tower") != name:
@@ -214,6 +225,8 @@ class Hub:
 
     def sweep(self) -> None:
         """Every few seconds: ask idle towers for rolls they report and the hub lacks."""
+        if self._new_dirty:
+            self._new_towers_changed(at_once=True)
         now = time.time()
         for tower in list(self.book.towers.values()):
             if tower.online and tower.state != "rolling" and now - tower.last_roll_at > 2.0:
