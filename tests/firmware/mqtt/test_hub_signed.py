@@ -67,9 +67,8 @@ def test_a_flood_of_names_and_forged_rolls_never_keep_a_real_tower_out(
     broker: Mosquitto, tmp_path: Path
 ) -> None:
     tower_dir = tmp_path / "t"
-    key = load_or_create_key(
-        tower_dir
-    )  # the key the tower makes at its first start, pinned in the hub's config
+    # the key the tower makes at its first start, pinned in the hub's config
+    key = load_or_create_key(tower_dir)
     config = HubConfig(
         data_dir=tmp_path / "hub",
         connection=Connection(broker.url),
