@@ -204,8 +204,11 @@ def read_keys_file(path: str | Path) -> dict[str, str]:
     """The hub's keys file: one ``TOWER ed25519:...`` a line (``#`` starts a comment), as
     ``GET /api/tower``'s ``mqtt.key`` shows each tower's. A bad line is a ValueError naming it."""
     path = Path(path)
-    with open(path, "rb") as fh:
-        raw = fh.read(MAX_KEY_LINES * 160 + 1)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_KEY_LINES * 160 + 1)
+    except OSError as exc:
+        raise ValueError(f"the keys file {path} cannot be read: {exc.strerror or exc}") from None
     if len(raw) > MAX_KEY_LINES * 160:
         raise ValueError(f"{path}: more than {MAX_KEY_LINES} keys")
     keys: dict[str, str] = {}

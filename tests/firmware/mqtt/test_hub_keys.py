@@ -230,3 +230,5 @@ def test_the_keys_file_is_read_line_by_line_with_errors_that_name_the_line(
     path.write_text(f"_hub {key.public}\n")
     with pytest.raises(ValueError, match="line 1: 1-64 letters"):
         read_keys_file(path)
+    with pytest.raises(ValueError, match=r"keys file .*missing cannot be read: No such file"):
+        read_keys_file(tmp_path / "missing")
