@@ -119,7 +119,7 @@ def test_the_overlay_and_towers_page_show_each_roll_with_its_tower_and_roller(
 
 
 def test_a_new_tower_waits_to_be_trusted_and_then_every_roll_arrives(
-    broker: Mosquitto, tmp_path: Path
+    broker: Mosquitto, tmp_path: Path, browser: object
 ) -> None:
     config = HubConfig(data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1")
     with (
@@ -140,8 +140,15 @@ def test_a_new_tower_waits_to_be_trusted_and_then_every_roll_arrives(
             httpx.post(hub + "/api/towers/t9/trust", json={"fingerprint": new["fingerprint"]}).status_code
             == 404
         )
-        ok = httpx.post(hub + "/api/towers/t1/trust", json={"fingerprint": new["fingerprint"]})
-        assert ok.status_code == 200 and ok.json()["tower"]["key"]["source"] == "trusted"
+        page = browser.new_page()  # type: ignore[attr-defined]
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(hub + "/towers")
+        waiting = page.locator("tr[data-new-tower='t1']")
+        assert new["fingerprint"] in waiting.inner_text()
+        waiting.locator("button").click()  # the operator compared the fingerprint: trust
+        page.locator("tr[data-tower='t1']", has_text="(trusted)").wait_for()
+        assert page.locator("tr[data-new-tower]").count() == 0 and not errors, errors
         # the rolls made before the trust come on the hub's resend, in order
         log = _until(lambda: len(entries := httpx.get(hub + "/api/log").json()["log"]) == 2 and entries)
         assert [e["seq"] for e in log] == ids[::-1]
