@@ -5,7 +5,8 @@ The layout (``rules/``, ``vision/``, ``firmware/`` at the top) is fixed by the p
 Subpackages are discovered so adding a folder never silently drops it from the wheel.
 
 The wheel holds what runs: the model training code (``vision/training``) stays in the
-repository, out of the wheel, with its data files. The synthetic dice renderer
+repository, out of the wheel, with its data files, and so does the loopback table of towers
+the tests and benchmarks start (``firmware/loopback``). The synthetic dice renderer
 (``vision/synth``) ships: the simulated tower's camera draws its trays with it.
 ``pip install -e .`` maps each top-level folder whole, so a
 checkout still runs ``python -m dicetower.vision.training...``.
@@ -16,7 +17,7 @@ from setuptools import find_packages, setup
 FOLDERS = {"rules": "dicetower.rules", "vision": "dicetower.vision", "firmware": "dicetower.firmware"}
 
 #: subpackages (and everything under them) that the repository keeps but the wheel leaves out
-NOT_INSTALLED = {"vision": ("training",)}
+NOT_INSTALLED = {"vision": ("training",), "firmware": ("loopback",)}
 
 packages: list[str] = []
 package_dir: dict[str, str] = {}

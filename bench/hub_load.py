@@ -3,6 +3,7 @@
 Usage::
 
     .venv/bin/python bench/hub_load.py [--towers 20] [--rate 1] [--duration 600] [--supply sim|rng]
+                                       [--signing on|off|both]
 
 Starts a Mosquitto on a free loopback port (Debian's binary, a generated config), ``dicetower
 hub`` and ``--towers`` towers (``dicetower serve --tower sim --mqtt ...``, or ``--rng``) as real
@@ -19,7 +20,11 @@ schedule: a roll that is not accepted is counted, never re-sent). It prints:
 
 The named baseline is the same table on the RNG supply (``--supply rng``): real ``dicetower
 serve`` processes, log and publisher, with dice that cost nothing to roll, so the difference is
-the sim tower's camera and vision. Loopback only; bounded in time and counts.
+the sim tower's camera and vision. ``--signing both`` (RNG towers) runs the table twice in one
+go, first unsigned (towers with ``[mqtt] sign = false``, the hub with ``--accept-unsigned``: the
+baseline), then signed (the hub with ``--trust-first-use``), and prints both (``--repeat N``: the
+pair N times, alternated, to show the noise): the difference is what signing and checking each
+event costs. Loopback only; bounded in time and counts.
 """
 
 from __future__ import annotations
@@ -28,17 +33,12 @@ import argparse
 import asyncio
 import contextlib
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import httpx
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "firmware" / "mqtt")]
-
-from mqtt_broker import Mosquitto, free_port  # noqa: E402
-from mqtt_table import HubWatcher, Process, start_hub, start_tower  # noqa: E402
+from dicetower.firmware.loopback.broker import Mosquitto, free_port
+from dicetower.firmware.loopback.table import HubWatcher, Process, start_hub, start_tower
 
 __all__ = ["main"]
 
@@ -91,28 +91,49 @@ async def _drive(towers: list[Process], rate: float, duration: float, counts: di
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--towers", type=int, default=20)
     p.add_argument("--rate", type=float, default=1.0, help="rolls a second per tower")
     p.add_argument("--duration", type=float, default=600.0)
     p.add_argument("--supply", choices=("sim", "rng"), default="sim")
+    p.add_argument(
+        "--signing",
+        choices=("on", "off", "both"),
+        default="on",
+        help="towers sign their events (on), do not (off: the baseline), or both tables in turn",
+    )
+    p.add_argument(
+        "--repeat", type=int, default=1, help="with --signing both: the pair this many times, alternated"
+    )
     p.add_argument(
         "--folder", type=Path, default=None, help="keep the logs here (default: a temporary folder)"
     )
     args = p.parse_args(argv)
     if not (1 <= args.towers <= 50 and 0 < args.rate <= 10 and 0 < args.duration <= 3600):
         p.error("--towers 1..50, --rate up to 10, --duration up to 3600")
+    if args.signing != "on" and args.supply != "rng":
+        p.error("--signing off|both runs RNG towers: add --supply rng")
+    if not 1 <= args.repeat <= 5:
+        p.error("--repeat 1..5")
+    order = {"on": (True,), "off": (False,), "both": (False, True) * args.repeat}[args.signing]
+    for sign in order:  # alternated, so the machine's busy moments fall on both
+        _table(args, sign)
+    return 0
+
+
+def _table(args: argparse.Namespace, sign: bool) -> None:
+    """Run one table for ``args.duration`` seconds and print its figures."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        folder = args.folder or Path(tmp)
+        folder = (args.folder or Path(tmp)) / ("signed" if sign else "unsigned")
         broker = Mosquitto(folder / "broker").start()
         procs: list[Process] = []
         try:
-            hub = start_hub(broker.url, free_port(), folder)
+            hub = start_hub(broker.url, free_port(), folder, trust="first-use" if sign else "unsigned")
             procs.append(hub)
             towers = [
-                start_tower(f"t{i:02d}", broker.url, free_port(), folder, rng=args.supply == "rng")
+                start_tower(f"t{i:02d}", broker.url, free_port(), folder, rng=args.supply == "rng", sign=sign)
                 for i in range(args.towers)
             ]
             procs += towers
@@ -162,7 +183,10 @@ def main(argv: list[str] | None = None) -> int:
                 proc.stop()
             broker.stop()
     finished = len(expected)
-    print(f"hub_load: {args.towers} {args.supply} towers x {args.rate:g} roll/s for {args.duration:g} s")
+    print(
+        f"hub_load: {args.towers} {args.supply} towers x {args.rate:g} roll/s for {args.duration:g} s,"
+        f" {'signed' if sign else 'unsigned'}"
+    )
     print(
         f"  rolls: posted {counts['posted']}, "
         + ", ".join(f"{k} {v}" for k, v in counts.items() if k != "posted")
@@ -193,7 +217,6 @@ def main(argv: list[str] | None = None) -> int:
         f"  towers together: RSS {towers_rss:.0f} MB,"
         f" CPU {towers_cpu:.0f} s ({100 * towers_cpu / wall:.0f} % of one core)"
     )
-    return 0
 
 
 def _all_rolls(tower: Process) -> list[dict]:

@@ -34,7 +34,7 @@ SHIPPED_MODELS = frozenset(
     }
 )
 #: folders the repository keeps out of the wheel (setup.py's NOT_INSTALLED)
-LEFT_OUT = ("dicetower/vision/training/",)
+LEFT_OUT = ("dicetower/vision/training/", "dicetower/firmware/loopback/")
 MODEL_SUFFIXES = (".onnx", ".json", ".pt", ".pth", ".npz")
 
 

@@ -48,7 +48,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--backfill",
         type=int,
         default=100,
-        help="earlier rolls to ask a tower for when first heard (default 100)",
+        help="earlier rolls to ask a tower for when first heard (default 100, at most 1000)",
+    )
+    p.add_argument(
+        "--tower-keys",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="pin towers' keys: one 'TOWER ed25519:KEY' a line (docs/towers.md)",
+    )
+    p.add_argument(
+        "--trust-first-use",
+        action="store_true",
+        help="pin a new tower's first signed key without asking (a broker with the per-tower ACL)",
+    )
+    p.add_argument(
+        "--accept-unsigned",
+        action="store_true",
+        help="take unsigned events: no key is checked (only where the broker's ACL is trusted alone)",
     )
     p.add_argument("--require-token", action="store_true", help="ask for the bearer token even on loopback")
     add_allowed_host_argument(p, config_key=False)
@@ -85,8 +102,12 @@ def run(args: argparse.Namespace) -> int:
     settings = mqtt_settings(args, None)
     if settings is None:
         raise ValueError("dicetower hub needs --mqtt URL (or DICETOWER_MQTT_URL)")
-    if not 0 <= args.backfill <= 10_000:
-        raise ValueError("--backfill must be 0..10000")
+    from ..hub.keys import read_keys_file
+    from ..mqtt.resend import RESEND_CAP
+
+    if not 0 <= args.backfill <= RESEND_CAP:
+        raise ValueError(f"--backfill must be 0..{RESEND_CAP} (what a tower resends at most)")
+    tower_keys = read_keys_file(args.tower_keys) if args.tower_keys else {}
     data_dir = args.data or default_data_dir() / "hub"
     conn = Connection(
         settings.url, settings.user(), settings.password(), settings.ca_file, settings.keepalive_s
@@ -101,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
         backfill=args.backfill,
         require_token=True if args.require_token else None,
         allowed_hosts=allowed_hosts(args.allowed_host, None),
+        tower_keys=tower_keys,
+        trust_first_use=args.trust_first_use,
+        accept_unsigned=args.accept_unsigned,
     )
     app = create_hub_app(config)
 

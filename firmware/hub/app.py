@@ -10,11 +10,12 @@ sweeps for missing rolls every few seconds. Routes::
     GET  /api/towers                 the same as JSON
     GET  /api/log?limit=&tower=      the combined log, newest first, each with its check
     GET  /api/problems               chain breaks, gaps and refused messages
-    POST /api/towers/{name}/rolls    {"roll": {...}, "token": "...", "from": "gm"} → 202 request id
+    POST /api/towers/{name}/rolls    {"roll": {...}, "token": "..."} → 202 request id
+    POST /api/towers/{name}/trust    {"fingerprint": "..."}: pin a new tower's key
     GET  /api/requests/{id}          what the tower answered
     WS   /ws                         a snapshot, then result / tower / chain / reply events
 
-Beyond loopback, the POST needs the hub's own bearer token (created on first start, as
+Beyond loopback, the POSTs need the hub's own bearer token (created on first start, as
 ``dicetower serve`` does); a tower's token, when it needs one, travels in the body.
 """
 
@@ -25,7 +26,7 @@ import contextlib
 import json
 import secrets
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ from ..web.security import (
     load_or_create_token,
 )
 from .core import HUB_EVENTS, Hub
+from .keys import KeyRing
 from .store import HubStore
 from .subscriber import HubLink
 
@@ -78,8 +80,21 @@ class HubConfig:
     snapshot_rolls: int = 30
     require_token: bool | None = None
     client_queue: int = 1024
-    #: names a request's Host may give besides loopback and this machine's (``server/host_names.py``)
+    #: names a request's Host may give besides loopback and this machine's (``web/host_names.py``)
     allowed_hosts: tuple[str, ...] = ()
+    #: towers' public keys pinned by the hub's keys file (name to ``ed25519:...``)
+    tower_keys: dict[str, str] = field(default_factory=dict)
+    #: pin a new tower's first correctly signed key without asking (a broker whose ACL holds
+    #: each tower to its own topics)
+    trust_first_use: bool = False
+    #: take unsigned events (a broker whose ACL alone is trusted; the load benchmark's baseline)
+    accept_unsigned: bool = False
+
+    @property
+    def identity(self) -> str:
+        """Who the hub is on the broker: its user name, else its client id (the last level of
+        the request and resend topics it publishes on, which the ACL checks)."""
+        return self.connection.username or self.connection.broker.username or f"dicetower-hub-{self.hub_id}"
 
     @property
     def token_required(self) -> bool:
@@ -130,13 +145,19 @@ async def api_towers(request: Request) -> Response:
     link: HubLink = request.state.link
     return JSONResponse(
         {
-            "towers": hub.book.to_json(),
+            "towers": hub.towers_json(),
+            "new_towers": hub.keys.new_json(),
             "broker": {
                 "url": request.state.config.connection.broker.describe(),
                 "connected": link.connected,
                 "error": link.error,
             },
-            "counts": {**hub.counts, "dropped": link.dropped, "refused_towers": hub.book.refused},
+            "counts": {
+                **hub.counts,
+                "dropped": link.dropped,
+                "refused_towers": hub.book.refused,
+                "refused_unknown": hub.keys.unknown_refused,
+            },
         }
     )
 
@@ -190,13 +211,30 @@ async def post_request(request: Request) -> Response:
     if wait:
         raise ApiError(429, f"too many requests from {client}; wait {wait:.1f} s")
     token = body.get("token")
-    who = body.get("from") if isinstance(body.get("from"), str) else "hub"
-    request_id = hub.request(
-        name, body["roll"], token=token if isinstance(token, str) else None, who=who[:64]
-    )
+    request_id = hub.request(name, body["roll"], token=token if isinstance(token, str) else None)
     return JSONResponse(
         {"request_id": request_id, "status": "sent", "url": f"/api/requests/{request_id}"}, 202
     )
+
+
+async def post_trust(request: Request) -> Response:
+    """Pin a new tower's key: the operator compared its fingerprint with the tower's own."""
+    require_token(request)
+    name = request.path_params["name"]
+    body = await json_body(request, "the request")
+    given = body.get("fingerprint") if isinstance(body, dict) else None
+    if not isinstance(given, str) or not given:
+        raise ApiError(
+            422, 'send {"fingerprint": "..."} as the towers page shows it', field_name="fingerprint"
+        )
+    hub: Hub = request.state.hub
+    try:
+        tower = hub.trust(name, given[:64])
+    except KeyError:
+        raise ApiError(404, f"no new tower named {name[:64]!r} is waiting", field_name="name") from None
+    except ValueError as exc:
+        raise ApiError(409, str(exc), field_name="fingerprint") from None
+    return JSONResponse({"tower": hub.tower_json(tower)})
 
 
 async def get_request(request: Request) -> Response:
@@ -225,7 +263,8 @@ async def ws_events(websocket: WebSocket) -> None:
             "type": "snapshot",
             "seq": bus.seq,
             "rolls": [_log_entry(r) for r in reversed(rows)],
-            "towers": state.hub.book.to_json(),
+            "towers": state.hub.towers_json(),
+            "new_towers": state.hub.keys.new_json(),
         }
         await websocket.send_text(json.dumps(snapshot))
         sent = snapshot["seq"]
@@ -262,7 +301,22 @@ def create_hub_app(config: HubConfig) -> Starlette:
             replies = topics.hub_replies(hub_id)
             bus = EventBus(history=200, client_queue=config.client_queue, types=HUB_EVENTS)
             link = HubLink(config.connection, topics, hub_id, replies)
-            hub = Hub(store, bus, topics, replies, link.publish, backfill=config.backfill)
+            keys = KeyRing(
+                store,
+                config.tower_keys,
+                trust_first_use=config.trust_first_use,
+                accept_unsigned=config.accept_unsigned,
+            )
+            hub = Hub(
+                store,
+                bus,
+                topics,
+                replies,
+                link.publish,
+                backfill=config.backfill,
+                identity=config.identity,
+                keys=keys,
+            )
             link.start()
 
             async def sweep() -> None:
@@ -299,6 +353,7 @@ def create_hub_app(config: HubConfig) -> Starlette:
             Route("/api/log", api_log),
             Route("/api/problems", api_problems),
             Route("/api/towers/{name}/rolls", post_request, methods=["POST"]),
+            Route("/api/towers/{name}/trust", post_trust, methods=["POST"]),
             Route("/api/requests/{request_id}", get_request),
             WebSocketRoute("/ws", ws_events),
             Mount("/static", app=static, name="static"),

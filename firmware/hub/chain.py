@@ -7,7 +7,10 @@ is dropped; an event whose content does not match its own hash is refused (repor
 taken); an event from beyond a gap is dropped too and the rolls after the last one taken are
 asked for again, so events are taken in the tower's order and none is lost. An event that does
 not link, or a repeat whose hash differs from the one taken, is a *break*: it is recorded and
-shown, and checking carries on from it, so one break is reported once.
+shown, and checking carries on from it, so one break is reported once. An event more than
+:data:`SEQ_WINDOW` ahead of the last one taken is *parked*: reported, never taken, and it moves
+nothing, so a roll far ahead (a forged seq of 10**15, say) can never make the tower's real
+rolls after it look like repeats.
 
 Pure: no broker, no files; the caller stores and publishes.
 """
@@ -19,13 +22,15 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ..mqtt.wire import check_event
+from ..mqtt.wire import MAX_SEQ, check_event
 from ..rolllog.chain import GENESIS
 
-__all__ = ["ASK_AGAIN_S", "Take", "TowerChain", "Verdict"]
+__all__ = ["ASK_AGAIN_S", "SEQ_WINDOW", "Take", "TowerChain", "Verdict"]
 
 #: a gap's resend request is repeated after this long without the missing roll
 ASK_AGAIN_S = 5.0
+#: how far ahead of the last roll taken an event may be; further is parked
+SEQ_WINDOW = 10_000
 
 
 class Take(Enum):
@@ -37,6 +42,7 @@ class Take(Enum):
     REFUSED = "refused"  #: its content does not match its hash (forged or changed): report, drop
     REPEAT = "repeat"  #: already taken: drop it
     GAP = "gap"  #: rolls before it are missing: drop it, ask for them (``ask_from``)
+    PARKED = "parked"  #: further ahead than :data:`SEQ_WINDOW`: report it, take nothing
 
 
 @dataclass(frozen=True)
@@ -72,9 +78,11 @@ class TowerChain:
             not isinstance(seq, int)
             or not isinstance(prev, int)
             or isinstance(seq, bool)
-            or not 0 <= prev < seq
+            or not 0 <= prev < seq <= MAX_SEQ
         ):
-            return Verdict(Take.BROKEN, "the event's seq and prev_seq are not rising whole numbers")
+            return Verdict(
+                Take.REFUSED, f"the event's seq and prev_seq are not rising whole numbers to {MAX_SEQ}"
+            )
         content = check_event(event, None)
         if not content.ok:  # never taken, so the tower's real roll can still be
             self.breaks += 1
@@ -84,6 +92,12 @@ class TowerChain:
             if held_hash is not None and held_hash != event.get("hash"):
                 return self._broke(f"roll {seq} arrived again with a different hash")
             return Verdict(Take.REPEAT)
+        if self.last_seq is not None and seq - self.last_seq > SEQ_WINDOW:
+            return Verdict(
+                Take.PARKED,
+                f"roll {seq} is {seq - self.last_seq} past the last roll taken ({self.last_seq}),"
+                f" more than {SEQ_WINDOW}: parked, not taken",
+            )
         if self.last_seq is None:
             return self._first(event, seq, prev)
         if prev > self.last_seq:

@@ -3,7 +3,8 @@
 Why a database and not memory: the hub keeps the log across its own restarts, and a tower's
 chain is picked up where the hub left it (the last seq and hash of each tower). Each event is
 stored as it arrived, keyed by (tower, seq), so a repeat can never be a second row; the verdict
-of the chain check is stored beside it. Memory stays bounded: pages read at most
+of the chain check is stored beside it. The towers' pinned public keys are kept here too
+(:mod:`.keys`), so a known tower stays known after a restart. Memory stays bounded: pages read at most
 :data:`MAX_PAGE` rows.
 """
 
@@ -38,6 +39,12 @@ CREATE TABLE IF NOT EXISTS events (
     PRIMARY KEY (tower, seq)
 );
 CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
+CREATE TABLE IF NOT EXISTS keys (
+    tower TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    source TEXT NOT NULL,
+    pinned_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS problems (
     n INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
@@ -98,6 +105,19 @@ class HubStore:
             ).lastrowid
             if n and n % 100 == 0:
                 self.db.execute("DELETE FROM problems WHERE n <= ?", (n - MAX_PROBLEMS,))
+
+    def pin(self, tower: str, key: str, source: str) -> None:
+        """Pin ``tower``'s public key (``source``: how it came to be trusted)."""
+        with self._lock:
+            self.db.execute(
+                "INSERT OR REPLACE INTO keys VALUES (?, ?, ?, ?)", (tower, key, source, time.time())
+            )
+
+    def pins(self) -> list[tuple[str, str, str]]:
+        """Every pinned key: tower, key, source."""
+        with self._lock:
+            rows = self.db.execute("SELECT tower, key, source FROM keys ORDER BY tower").fetchall()
+        return [(str(r[0]), str(r[1]), str(r[2])) for r in rows]
 
     def held_hash(self, tower: str, seq: int) -> str | None:
         with self._lock:

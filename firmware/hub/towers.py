@@ -13,11 +13,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..mqtt.wire import MAX_SEQ
 from .chain import TowerChain
 
 __all__ = ["MAX_TOWERS", "RECENT_ROLLS", "Tower", "TowerBook"]
 
-#: towers a hub follows at most (a broker full of stray names cannot grow its memory)
+#: towers a hub follows at most without a pinned key (a hub run with ``--accept-unsigned``);
+#: towers with a pinned key are always followed: only a person or the keys file pins one
 MAX_TOWERS = 500
 #: rolls kept in memory per tower for the towers page
 RECENT_ROLLS = 20
@@ -33,6 +35,9 @@ class Tower:
     status_at: float = 0.0
     last_roll_at: float = 0.0
     rolls: int = 0
+    #: messages under its name refused (unsigned, forged, another key, parked), and the last why
+    refused: int = 0
+    refused_why: str = ""
     recent: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=RECENT_ROLLS))
 
     @property
@@ -47,6 +52,8 @@ class Tower:
             why.append(self.detail or "its last roll failed")
         if self.chain.breaks:
             why.append(f"chain broken: {self.chain.problem}")
+        if self.refused:
+            why.append(f"{self.refused} message(s) under its name refused; the last: {self.refused_why}")
         if self.chain.in_gap:
             why.append(f"rolls missing from {self.chain.asked_from}; asked for again")
         return why
@@ -62,6 +69,7 @@ class Tower:
             "reported_seq": self.reported_seq,
             "checked_from": self.chain.first_seq,
             "chain_breaks": self.chain.breaks,
+            "refused": self.refused,
             "rolls": self.rolls,
             "status_at": self.status_at,
             "last_roll_at": self.last_roll_at,
@@ -77,11 +85,12 @@ class TowerBook:
         self.towers: dict[str, Tower] = {}
         self.refused = 0
 
-    def get(self, name: str) -> Tower | None:
-        """The tower ``name``, added if new and there is room (None when the book is full)."""
+    def get(self, name: str, *, known: bool = False) -> Tower | None:
+        """The tower ``name``, added if new and ``known`` (its key is pinned) or there is room
+        (None when the book is full)."""
         tower = self.towers.get(name)
         if tower is None:
-            if len(self.towers) >= MAX_TOWERS:
+            if not known and len(self.towers) >= MAX_TOWERS:
                 self.refused += 1
                 return None
             tower = self.towers[name] = Tower(name, TowerChain(backfill=self.backfill))
@@ -89,12 +98,12 @@ class TowerBook:
 
     def resume(self, name: str, last_seq: int, last_hash: str) -> None:
         """Carry on a tower's chain from the hub's own log (at start)."""
-        tower = self.get(name)
+        tower = self.get(name, known=True)
         if tower is not None:
             tower.chain = TowerChain(last_seq=last_seq, last_hash=last_hash, backfill=self.backfill)
 
-    def status(self, name: str, message: dict[str, Any]) -> Tower | None:
-        tower = self.get(name)
+    def status(self, name: str, message: dict[str, Any], *, known: bool = False) -> Tower | None:
+        tower = self.get(name, known=known)
         if tower is None:
             return None
         state = message.get("state")
@@ -102,7 +111,7 @@ class TowerBook:
         detail = message.get("detail")
         tower.detail = detail[:200] if isinstance(detail, str) else ""
         seq = message.get("last_seq")
-        if isinstance(seq, int) and seq >= 0:
+        if isinstance(seq, int) and 0 <= seq <= MAX_SEQ:
             tower.reported_seq = seq
         tower.status_at = time.time()
         return tower

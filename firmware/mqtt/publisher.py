@@ -7,8 +7,12 @@ broker's PUBACKs come back in order. While the broker is away nothing is publish
 piles up in memory: the log is the queue, and the thread carries on from the mark when the
 broker returns. Paho's own network thread reconnects and re-sends what was in flight.
 
-A hub that finds a gap asks on ``PREFIX/TOWER/resend`` for the rolls after a sequence number;
-the thread goes back there (at most :data:`MAX_RESEND` rolls back) and publishes on in order.
+A hub that finds a gap asks on ``PREFIX/TOWER/resend/WHO`` for the rolls after a sequence
+number; the thread goes back there and publishes on in order, as far as the
+:class:`~.resend.ResendGate` allows (rate-limited per requester, capped, never stacked).
+
+Every event and status is signed with the tower's key (:mod:`.signing`), made at its first start
+in its state folder, unless ``[mqtt] sign`` is off.
 """
 
 from __future__ import annotations
@@ -24,15 +28,15 @@ from typing import Any
 
 from . import client as mqtt_client
 from .outbox import Outbox, Outgoing
+from .resend import ResendGate
 from .settings import MqttConfig, Topics
-from .wire import MAX_REQUEST_BYTES, WireError, decode_json, encode, roll_event, status_message
+from .signing import TowerKey, load_or_create_key
+from .wire import MAX_REQUEST_BYTES, MAX_SEQ, WireError, decode_json, encode, roll_event, status_message
 
-__all__ = ["MAX_RESEND", "WINDOW", "TowerLink"]
+__all__ = ["WINDOW", "TowerLink"]
 
 #: rolls published and not yet acknowledged, at most
 WINDOW = 50
-#: how far back a resend request may reach, in rolls
-MAX_RESEND = 10_000
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +44,10 @@ log = logging.getLogger(__name__)
 class TowerLink:
     """Publishes the log in ``data_dir`` as tower ``settings.tower_name``; takes its requests.
 
-    ``on_request`` is called on paho's thread with each request's payload (bytes); it must hand
-    it on at once. ``crops`` reads a roll's die crops (slot to JPEG) when ``[mqtt] photos`` is
-    ``inline``. Close it (or use ``with``) to stop both threads and publish nothing more.
+    ``on_request`` is called on paho's thread with each request's identity (the topic's last
+    level) and payload (bytes); it must hand them on at once. ``crops`` reads a roll's die
+    crops (slot to JPEG) when ``[mqtt] photos`` is ``inline``. Close it (or use ``with``) to
+    stop both threads and publish nothing more.
     """
 
     def __init__(
@@ -50,7 +55,7 @@ class TowerLink:
         settings: MqttConfig,
         data_dir: str | Path,
         *,
-        on_request: Callable[[bytes], None] | None = None,
+        on_request: Callable[[str, bytes], None] | None = None,
         crops: Callable[[dict[str, Any]], dict[int, bytes]] | None = None,
     ) -> None:
         self.settings = settings
@@ -61,6 +66,8 @@ class TowerLink:
         )
         self.on_request = on_request
         self._crops = crops
+        self.key: TowerKey | None = load_or_create_key(data_dir) if settings.sign else None
+        self.resends = ResendGate()
         self.outbox = Outbox(data_dir, f"{self.conn.broker.describe()} {settings.prefix}")
         self.connected = False
         #: why the tower is not connected ("" while it is): the broker's refusal or the socket's error
@@ -74,7 +81,9 @@ class TowerLink:
         self._rewind: int | None = None
         self._wake = threading.Event()
         self._stop = threading.Event()
-        offline = encode(status_message(self.tower, "offline", last_seq=-1, detail="connection lost"))
+        offline = encode(
+            self._signed(status_message(self.tower, "offline", last_seq=-1, detail="connection lost"))
+        )
         self.client = mqtt_client.new_client(
             self.conn, f"dicetower-{self.tower}", will=(self.topics.status(self.tower), offline)
         )
@@ -118,18 +127,27 @@ class TowerLink:
         self._wake.set()
 
     def _on_message(self, client: Any, userdata: Any, message: Any) -> None:
-        leaf = message.topic.rsplit("/", 1)[-1]
+        asked = self.topics.asked(self.tower, message.topic)
+        if asked is None:
+            return
+        leaf, identity = asked
         if leaf == "requests" and self.on_request is not None:
-            self.on_request(bytes(message.payload))
+            self.on_request(identity, bytes(message.payload))
         elif leaf == "resend":
             try:
                 start = decode_json(bytes(message.payload), MAX_REQUEST_BYTES).get("from")
             except WireError as exc:
                 log.warning("a resend request was refused: %s", exc)
                 return
-            if isinstance(start, int) and not isinstance(start, bool) and start >= 1:
-                self._rewind = start if self._rewind is None else min(self._rewind, start)
-                self._wake.set()
+            if not (isinstance(start, int) and not isinstance(start, bool) and 1 <= start <= MAX_SEQ):
+                return
+            if not self.resends.allow(identity):
+                log.info(
+                    "a resend from %r was refused: asked again within %g s", identity, self.resends.every_s
+                )
+                return
+            self._rewind = start if self._rewind is None else min(self._rewind, start)
+            self._wake.set()
 
     # -- the publishing thread ------------------------------------------------------------
 
@@ -154,15 +172,17 @@ class TowerLink:
     def _publish_roll(self, item: Outgoing) -> bool:
         s = self.settings
         crops = self._crops(item.row) if s.photos == "inline" and self._crops else None
-        event = roll_event(
-            self.tower,
-            item.row,
-            item.prev_seq,
-            item.notes,
-            photo_url=s.photo_url if s.photos == "url" else "",
-            crops=crops,
-            inline_max_bytes=s.inline_max_bytes,
-            note_count=item.note_count,
+        event = self._signed(
+            roll_event(
+                self.tower,
+                item.row,
+                item.prev_seq,
+                item.notes,
+                photo_url=s.photo_url if s.photos == "url" else "",
+                crops=crops,
+                inline_max_bytes=s.inline_max_bytes,
+                note_count=item.note_count,
+            )
         )
         info = self.client.publish(self.topics.rolls(self.tower), encode(event), qos=1)
         if info.rc != 0:  # not connected after all: the same roll goes again from the mark
@@ -187,11 +207,15 @@ class TowerLink:
 
     def _apply_rewind(self) -> None:
         start, self._rewind = self._rewind, None
-        if start is None or start >= self._next:
+        if start is None:
             return
-        floor = max(1, self.outbox.last_seq() - MAX_RESEND)
-        self._next = max(start, floor)
-        log.info("a hub asked for the rolls from %d again", self._next)
+        rewind = self.resends.rewind_to(start, self._next, self.outbox.last_seq())
+        if rewind is not None:
+            self._next = rewind
+            log.info("a hub asked for the rolls from %d again", rewind)
+
+    def _signed(self, message: dict[str, Any]) -> dict[str, Any]:
+        return self.key.sign(message) if self.key is not None else message
 
     # -- callers --------------------------------------------------------------------------
 
@@ -207,7 +231,9 @@ class TowerLink:
     def _publish_status(self) -> None:
         if not self.connected:
             return  # sent on the next connect
-        message = status_message(self.tower, self.state, last_seq=self.outbox.last_seq(), detail=self.detail)
+        message = self._signed(
+            status_message(self.tower, self.state, last_seq=self.outbox.last_seq(), detail=self.detail)
+        )
         self.client.publish(self.topics.status(self.tower), encode(message), qos=1, retain=True)
 
     def reply(self, topic: str, message: dict[str, Any]) -> None:
@@ -224,6 +250,8 @@ class TowerLink:
             "published": self.published,
             "acknowledged": self.outbox.acked,
             "unacknowledged": len(self._window),
+            "key": self.key.public if self.key is not None else "",
+            "key_fingerprint": self.key.fingerprint if self.key is not None else "",
         }
 
     # -- resource -------------------------------------------------------------------------
@@ -249,7 +277,9 @@ class TowerLink:
         if self.connected:
             self.state, self.detail = "offline", "stopped"
             offline = encode(
-                status_message(self.tower, "offline", last_seq=self.outbox.last_seq(), detail="stopped")
+                self._signed(
+                    status_message(self.tower, "offline", last_seq=self.outbox.last_seq(), detail="stopped")
+                )
             )
             info = self.client.publish(self.topics.status(self.tower), offline, qos=1, retain=True)
             with contextlib.suppress(Exception):

@@ -1,16 +1,18 @@
 """Roll requests that arrive over MQTT: checked and queued as ``POST /api/rolls`` is, answered
 on the reply topic the request names.
 
-A request is one JSON object on ``PREFIX/TOWER/requests``::
+A request is one JSON object on ``PREFIX/TOWER/requests/WHO``::
 
-    {"request_id": "r-17", "from": "gm", "reply_to": "dicetower/_hub/h1/replies",
+    {"request_id": "r-17", "reply_to": "dicetower/_hub/h1/replies",
      "token": "...", "roll": {"notation": "4d6kh3", "roller": "Ann"}}
 
 ``roll`` is exactly the HTTP body; ``token`` is needed when the server needs one (beyond
-loopback, or ``--require-token``); ``from`` names who asked (it is the roll's client, as an
-address is for HTTP, and the rate limit's key). The answer comes twice on ``reply_to``:
-``queued`` (with the roll's id and place) or ``refused`` (with the same error object the HTTP
-API returns), then ``done`` or ``failed`` with the roll.
+loopback, or ``--require-token``). ``WHO``, the topic's last level, is who asked: the roll's
+client (``mqtt:WHO``, as an address is for HTTP) and the rate limit's key. Why the topic and not
+a field: a field is whatever the sender writes, while the broker's ACL
+(``pattern write PREFIX/+/requests/%u``) lets a user publish only under its own name. The
+answer comes twice on ``reply_to``: ``queued`` (with the roll's id and place) or ``refused``
+(with the same error object the HTTP API returns), then ``done`` or ``failed`` with the roll.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ class RequestDesk:
         self.received = 0
         self.dropped = 0
         self._loop = asyncio.get_running_loop()
-        self._waiting: asyncio.Queue[bytes] = asyncio.Queue(MAX_WAITING)
+        self._waiting: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue(MAX_WAITING)
         self._open: OrderedDict[int, tuple[str, str]] = OrderedDict()
         self._task: asyncio.Task[None] | None = None
 
@@ -86,26 +88,26 @@ class RequestDesk:
                 await self._task
             self._task = None
 
-    def offer_threadsafe(self, payload: bytes) -> None:
-        """From paho's thread: hand the payload to the loop."""
-        self._loop.call_soon_threadsafe(self._offer, payload)
+    def offer_threadsafe(self, identity: str, payload: bytes) -> None:
+        """From paho's thread: hand the requester's identity and payload to the loop."""
+        self._loop.call_soon_threadsafe(self._offer, identity, payload)
 
-    def _offer(self, payload: bytes) -> None:
+    def _offer(self, identity: str, payload: bytes) -> None:
         try:
-            self._waiting.put_nowait(payload)
+            self._waiting.put_nowait((identity, payload))
         except asyncio.QueueFull:
             self.dropped += 1
             log.warning("more than %d MQTT requests waiting: one dropped", MAX_WAITING)
 
     async def run(self) -> None:
         while True:
-            payload = await self._waiting.get()
+            identity, payload = await self._waiting.get()
             try:
-                await self.handle(payload)
+                await self.handle(identity, payload)
             except Exception:  # one bad request never stops the desk
                 log.exception("an MQTT roll request failed")
 
-    async def handle(self, payload: bytes) -> None:
+    async def handle(self, identity: str, payload: bytes) -> None:
         self.received += 1
         limit = min(MAX_REQUEST_BYTES, int(self.max_body_bytes))
         try:
@@ -120,11 +122,11 @@ class RequestDesk:
             )
             return
         request_id = _short(message.get("request_id"), "")
-        who = _short(message.get("from"), "anonymous")
         base = {"request_id": request_id, "tower": self.tower}
         try:
             self.service.check_token(message.get("token"))
-            accepted = await self.service.accept(message.get("roll"), f"mqtt:{who}", via="mqtt")
+            who = f"mqtt:{_short(identity, 'anonymous')}"
+            accepted = await self.service.accept(message.get("roll"), who, via="mqtt")
         except (ApiError, RequestFieldError, QueueFullError) as exc:
             self.reply(reply_to, {**base, "status": "refused", "error": _error_body(exc)})
             return

@@ -10,8 +10,9 @@ Topics, under one prefix (``dicetower`` by default)::
     PREFIX/TOWER/rolls      each finished roll (QoS 1), in the log's order
     PREFIX/TOWER/status     online / rolling / idle / needs-attention, retained; the broker
                             publishes "offline" (the last will) when the tower drops
-    PREFIX/TOWER/requests   roll requests the tower takes (QoS 1)
-    PREFIX/TOWER/resend     a hub asks for the rolls after a sequence number again
+    PREFIX/TOWER/requests/WHO  roll requests the tower takes (QoS 1); WHO is the requester's
+                               broker user, held to it by the broker's ACL
+    PREFIX/TOWER/resend/WHO    a hub asks for the rolls after a sequence number again
     PREFIX/_hub/ID/replies  a hub's reply topic (tower names never start with "_")
 """
 
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..config_values import int_in, one_of, text
+from ..config_values import boolean, int_in, one_of, text
 
 __all__ = [
     "MAX_TOPIC_BYTES",
@@ -32,6 +33,7 @@ __all__ = [
     "BrokerUrl",
     "MqttConfig",
     "Topics",
+    "check_identity",
     "check_prefix",
     "check_tower_name",
     "default_tower_name",
@@ -51,6 +53,17 @@ def check_tower_name(value: Any) -> str:
     if not isinstance(value, str) or not _NAME.fullmatch(value):
         raise ValueError("1-64 letters, digits, '_', '.' or '-', starting with a letter or digit")
     return value
+
+
+def check_identity(value: Any) -> bool:
+    """Whether ``value`` is a requester's identity as a topic level: 1-64 printable characters,
+    no ``/``, ``+``, ``#`` (a broker user name, or the client id where the broker has no users)."""
+    return (
+        isinstance(value, str)
+        and 0 < len(value) <= 64
+        and value.isprintable()
+        and not any(c in value for c in "/+#")
+    )
 
 
 def check_prefix(value: Any) -> str:
@@ -139,6 +152,9 @@ class MqttConfig:
     photo_url: str = field(default="", metadata=_opt(text(512)))
     inline_max_bytes: int = field(default=64 * 1024, metadata=_opt(int_in(0, 512 * 1024)))
     keepalive_s: int = field(default=30, metadata=_opt(int_in(5, 3600)))
+    #: sign every event and status with the tower's key (off only for a hub run with
+    #: ``--accept-unsigned``, as the load benchmark's baseline is)
+    sign: bool = field(default=True, metadata=_opt(boolean))
 
     @property
     def url_safe(self) -> str:
@@ -172,11 +188,27 @@ class Topics:
     def status(self, tower: str) -> str:
         return f"{self.prefix}/{tower}/status"
 
-    def requests(self, tower: str) -> str:
-        return f"{self.prefix}/{tower}/requests"
+    def requests(self, tower: str, identity: str = "+") -> str:
+        """Where ``identity`` (the requester's broker user) asks ``tower`` for rolls; ``+``: all."""
+        return f"{self.prefix}/{tower}/requests/{identity}"
 
-    def resend(self, tower: str) -> str:
-        return f"{self.prefix}/{tower}/resend"
+    def resend(self, tower: str, identity: str = "+") -> str:
+        """Where ``identity`` asks ``tower`` to publish its rolls again; ``+``: all."""
+        return f"{self.prefix}/{tower}/resend/{identity}"
+
+    def asked(self, tower: str, topic: str) -> tuple[str, str] | None:
+        """``(leaf, identity)`` of a request or resend topic of ``tower``; None for anything else.
+
+        The identity is the topic's last level, which the broker's ACL
+        (``pattern write PREFIX/+/requests/%u``) holds to the publisher's own user name.
+        """
+        head = f"{self.prefix}/{tower}/"
+        if not topic.startswith(head) or len(topic.encode()) > MAX_TOPIC_BYTES:
+            return None
+        leaf, _, identity = topic[len(head) :].partition("/")
+        if leaf not in ("requests", "resend") or not check_identity(identity):
+            return None
+        return leaf, identity
 
     def hub_replies(self, hub_id: str) -> str:
         return f"{self.prefix}/_hub/{hub_id}/replies"
@@ -196,11 +228,15 @@ class Topics:
         return rest[0], rest[1]
 
     def reply_ok(self, topic: Any) -> bool:
-        """Whether a request's ``reply_to`` is a topic a tower may publish to: under the prefix,
-        no wildcards, not another tower's own topics, bounded."""
+        """Whether a request's ``reply_to`` is a reply topic a tower may publish to:
+        ``PREFIX/_hub/ID/replies`` or ``PREFIX/NAME/replies``, no wildcards, bounded; never
+        another tower's rolls, status, requests or resends."""
         if not isinstance(topic, str) or not topic or len(topic.encode()) > MAX_TOPIC_BYTES:
             return False
-        if any(c in topic for c in "+#\x00") or not topic.startswith(self.prefix + "/"):
+        head = self.prefix + "/"
+        if any(c in topic for c in "+#\x00") or not topic.startswith(head):
             return False
-        tower_topic = self.split(topic)
-        return tower_topic is None or tower_topic[1] == "replies"
+        levels = topic[len(head) :].split("/")
+        if len(levels) == 3 and levels[0] == "_hub":
+            return bool(_NAME.fullmatch(levels[1])) and levels[2] == "replies"
+        return len(levels) == 2 and bool(_NAME.fullmatch(levels[0])) and levels[1] == "replies"

@@ -26,6 +26,8 @@ __all__ = [
     "MAX_EVENT_BYTES",
     "MAX_NOTES",
     "MAX_REQUEST_BYTES",
+    "MAX_SEQ",
+    "SIGNATURE_ROOM",
     "STATES",
     "LinkCheck",
     "WireError",
@@ -40,10 +42,14 @@ __all__ = [
 EVENT_VERSION = 1
 #: the largest roll event a tower publishes or a hub accepts
 MAX_EVENT_BYTES = 256 * 1024
+#: room left in an event for the tower's key and signature (:mod:`.signing` adds about 150 bytes)
+SIGNATURE_ROOM = 512
 #: the largest request, resend or status message either side accepts
 MAX_REQUEST_BYTES = 16 * 1024
 #: notes carried with one roll event; more (a very large prune) are sent as a count only
 MAX_NOTES = 64
+#: the largest sequence number either side takes (SQLite's integers stop at 2**63 - 1)
+MAX_SEQ = 2**62
 #: a tower's states on its status topic; ``offline`` is the last will the broker publishes
 STATES = ("online", "idle", "rolling", "needs-attention", "offline")
 
@@ -63,7 +69,9 @@ def decode_json(payload: bytes, limit: int) -> dict[str, Any]:
     try:
         value = json.loads(payload)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise WireError(f"not JSON: {exc}") from None
+        raise WireError(f"not JSON: {str(exc)[:120]}") from None
+    except RecursionError:  # json's C parser stops a deep nesting with this, not a ValueError
+        raise WireError("not JSON a hub reads: nested too deeply") from None
     if not isinstance(value, dict):
         raise WireError("not a JSON object")
     return value
@@ -84,7 +92,8 @@ def roll_event(
 
     ``notes`` are the chain's notes between ``prev_seq``'s row and this one. ``crops`` (slot to
     JPEG) go inline while their total stays under ``inline_max_bytes``; the rest are named only.
-    The event stays under :data:`MAX_EVENT_BYTES`: past it the notes go first, then the crops.
+    The event stays under :data:`MAX_EVENT_BYTES`, with :data:`SIGNATURE_ROOM` to spare: past it
+    the notes go first, then the crops.
     """
     event: dict[str, Any] = {
         "v": EVENT_VERSION,
@@ -112,12 +121,13 @@ def roll_event(
             used += len(jpeg)
         if inline:
             event["crops"] = inline
-    if len(encode(event)) > MAX_EVENT_BYTES and "notes" in event:
+    limit = MAX_EVENT_BYTES - SIGNATURE_ROOM
+    if len(encode(event)) > limit and "notes" in event:
         event["notes_elided"] = len(event.pop("notes"))
-    if len(encode(event)) > MAX_EVENT_BYTES:
+    if len(encode(event)) > limit:
         event.pop("crops", None)
-    if len(encode(event)) > MAX_EVENT_BYTES:
-        raise WireError(f"roll {row['id']}'s row alone is over {MAX_EVENT_BYTES} bytes")
+    if len(encode(event)) > limit:
+        raise WireError(f"roll {row['id']}'s row alone is over {limit} bytes")
     return event
 
 

@@ -143,6 +143,8 @@ _MQTT_STATUS = {
         "published": {"type": "integer"},
         "acknowledged": {"type": "integer", "description": "the last roll the broker holds with all before"},
         "unacknowledged": {"type": "integer"},
+        "key": {"type": "string", "description": "the tower's public key (ed25519:...), '' unsigned"},
+        "key_fingerprint": {"type": "string", "description": "its fingerprint, as the hub shows it"},
     },
 }
 

@@ -5,6 +5,7 @@ const towerRows = document.getElementById("towers");
 const logRows = document.getElementById("log");
 const select = document.getElementById("ask-tower");
 const replies = document.getElementById("replies");
+const newRows = document.getElementById("new-towers");
 const MAX_LOG = 200;
 
 function drawTowers() {
@@ -17,6 +18,7 @@ function drawTowers() {
     tr.append(el("td", null, t.name), el("td", `state-${t.online ? t.state : "offline"}`, t.online ? t.state : "offline"));
     tr.append(el("td", null, t.rolls), el("td", null, t.last_seq ?? "–"));
     tr.append(el("td", t.chain_breaks ? "bad" : "good", t.chain_breaks ? `broken (${t.chain_breaks})` : `checked from ${t.checked_from ?? "–"}`));
+    tr.append(el("td", null, t.key ? `${t.key.fingerprint} (${t.key.source})` : "unsigned"));
     tr.append(el("td", t.needs_attention.length ? "bad" : null, t.needs_attention.join("; ")));
     towerRows.append(tr);
     const opt = el("option", null, t.name);
@@ -24,6 +26,31 @@ function drawTowers() {
     select.append(opt);
   }
   if (chosen) select.value = chosen;
+}
+
+// The new towers: a name signed by a key the hub has not pinned, and the button that pins it.
+function drawNew(list) {
+  newRows.replaceChildren();
+  document.getElementById("new-section").hidden = !list.length;
+  for (const t of list) {
+    const tr = el("tr");
+    tr.dataset.newTower = t.name;
+    const button = el("button", null, "trust");
+    button.type = "button";
+    button.addEventListener("click", () => trust(t.name, t.fingerprint));
+    const cell = el("td");
+    cell.append(button);
+    tr.append(el("td", null, t.name), el("td", null, t.fingerprint), el("td", null, t.messages), cell);
+    newRows.append(tr);
+  }
+}
+
+async function trust(name, fingerprint) {
+  const res = await fetch(`/api/towers/${encodeURIComponent(name)}/trust`, {
+    method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ fingerprint }),
+  });
+  const answer = await res.json();
+  replies.textContent = res.ok ? `${name}: key ${fingerprint} pinned` : answer.error.message;
 }
 
 function addLog(tower, roll, check, problem) {
@@ -42,6 +69,9 @@ connectHub((m) => {
     logRows.replaceChildren();
     for (const r of m.rolls) addLog(r.tower, r.roll, r.check, r.check_problem);
     drawTowers();
+    drawNew(m.new_towers || []);
+  } else if (m.type === "new-tower") {
+    drawNew(m.new_towers);
   } else if (m.type === "tower") {
     towers.set(m.tower.name, m.tower);
     drawTowers();
@@ -63,7 +93,6 @@ document.getElementById("ask").addEventListener("submit", async (e) => {
   e.preventDefault();
   const body = {
     roll: { notation: document.getElementById("ask-notation").value, roller: document.getElementById("ask-roller").value || "gm" },
-    from: document.getElementById("ask-roller").value || "gm",
   };
   const token = document.getElementById("ask-token").value;
   if (token) body.token = token;

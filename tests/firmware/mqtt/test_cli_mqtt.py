@@ -13,7 +13,7 @@ from dicetower.firmware.cli import main
     [
         (["hub"], "dicetower hub needs --mqtt URL"),
         (["hub", "--mqtt", "http://x"], "--mqtt: must be a broker URL"),
-        (["hub", "--mqtt", "mqtt://x", "--backfill", "-1"], "--backfill must be 0..10000"),
+        (["hub", "--mqtt", "mqtt://x", "--backfill", "-1"], "--backfill must be 0..1000 "),
         (
             ["serve", "--rng", "--mqtt", "mqtt://x", "--mqtt-tower", "a/b"],
             "--mqtt-tower: must be 1-64 letters",

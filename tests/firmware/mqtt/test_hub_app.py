@@ -32,7 +32,9 @@ def _until(check, timeout_s: float = 30.0):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def hub_config(broker: Mosquitto, tmp_path: Path) -> HubConfig:
-    return HubConfig(data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1")
+    return HubConfig(
+        data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1", trust_first_use=True
+    )
 
 
 def test_the_hub_lists_a_tower_its_rolls_and_refuses_what_it_cannot_send(
@@ -114,3 +116,40 @@ def test_the_overlay_and_towers_page_show_each_roll_with_its_tower_and_roller(
     if os.environ.get("DICETOWER_UPDATE_DOCS_IMG"):  # the copies docs/towers.md shows
         for name in ("hub-overlay.png", "hub-towers.png"):
             shutil.copyfile(shots / name, REPO / "docs" / "img" / name)
+
+
+def test_a_new_tower_waits_to_be_trusted_and_then_every_roll_arrives(
+    broker: Mosquitto, tmp_path: Path, browser: object
+) -> None:
+    config = HubConfig(data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1")
+    with (
+        live_hub(config) as hub,
+        TestClient(create_app(tower_config(tmp_path / "t", broker.url))) as tower,
+    ):
+        ids = [tower.post("/api/rolls", json={"notation": "1d6"}).json()["id"] for _ in range(2)]
+        (new,) = _until(lambda: httpx.get(hub + "/api/towers").json()["new_towers"])
+        mine = tower.get("/api/tower").json()["mqtt"]
+        assert new["name"] == "t1" and new["fingerprint"] == mine["key_fingerprint"]
+        assert (
+            httpx.get(hub + "/api/towers").json()["towers"] == []
+            and httpx.get(hub + "/api/log").json()["log"] == []
+        )
+        wrong = httpx.post(hub + "/api/towers/t1/trust", json={"fingerprint": "0000:0000:0000:0000"})
+        assert wrong.status_code == 409 and wrong.json()["error"]["field"] == "fingerprint"
+        assert (
+            httpx.post(hub + "/api/towers/t9/trust", json={"fingerprint": new["fingerprint"]}).status_code
+            == 404
+        )
+        page = browser.new_page()  # type: ignore[attr-defined]
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(hub + "/towers")
+        waiting = page.locator("tr[data-new-tower='t1']")
+        assert new["fingerprint"] in waiting.inner_text()
+        waiting.locator("button").click()  # the operator compared the fingerprint: trust
+        page.locator("tr[data-tower='t1']", has_text="(trusted)").wait_for()
+        assert page.locator("tr[data-new-tower]").count() == 0 and not errors, errors
+        # the rolls made before the trust come on the hub's resend, in order
+        log = _until(lambda: len(entries := httpx.get(hub + "/api/log").json()["log"]) == 2 and entries)
+        assert [e["seq"] for e in log] == ids[::-1]
+        assert httpx.get(hub + "/api/towers").json()["new_towers"] == []

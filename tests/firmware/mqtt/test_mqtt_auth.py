@@ -1,10 +1,13 @@
 """A tower and a hub on a Mosquitto that requires TLS and passwords, configured as docs/towers.md's
 public host (its config lines and its ACL are read from the docs): rolls arrive; a wrong password
 and a CA that did not sign the broker's certificate are each refused, said in the tower's status,
-and cost no roll; the password is never shown or logged."""
+and cost no roll; the password is never shown or logged. The ACL holds each user to its own name:
+a request under another user's name, or a roll under another tower's prefix, never arrives, and
+a tower's rate limit counts a requester's rolls whatever its messages say."""
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import shutil
@@ -22,7 +25,7 @@ from mqtt_configs import live_hub, tower_config
 from starlette.testclient import TestClient
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "towers.md"
-USERS = {"table-1": "t1-Secret-91", "hub": "hub-Secret-37"}
+USERS = {"table-1": "t1-Secret-91", "hub": "hub-Secret-37", "table-2": "t2-Secret-48", "gm": "gm-Secret-62"}
 
 
 def _conf_blocks(heading: str) -> list[list[str]]:
@@ -196,8 +199,11 @@ def test_the_hub_connects_with_tls_and_a_password_and_says_why_it_cannot(
             "connected": False,
             "error": "the broker refused the connection: Not authorized",
         }
-    config = HubConfig(
-        data_dir=tmp_path / "hub", connection=Connection(url, None, USERS["hub"], str(certs.ca)), hub_id="h1"
+    config = HubConfig(  # the ACL holds each tower to its own name: its first key may be trusted
+        data_dir=tmp_path / "hub",
+        connection=Connection(url, None, USERS["hub"], str(certs.ca)),
+        hub_id="h1",
+        trust_first_use=True,
     )
     with (
         live_hub(config) as hub,
@@ -211,3 +217,71 @@ def test_the_hub_connects_with_tls_and_a_password_and_says_why_it_cannot(
             time.sleep(0.1)
         assert [e["seq"] for e in log] == ids[::-1] and {e["roll"]["tower"] for e in log} == {"table-1"}
         assert httpx.get(hub + "/api/towers").json()["broker"]["error"] == ""
+
+
+def _publish_as(broker: Mosquitto, certs: Certificates, user: str, topic: str, message: dict) -> None:
+    """Publish as broker user ``user`` (QoS 1; the broker acknowledges what its ACL drops too)."""
+    probe = Probe(broker.port, [], login=(user, USERS[user]), ca=certs.ca)
+    try:
+        probe.publish(topic, message)
+    finally:
+        probe.close()
+
+
+def test_the_docs_acl_refuses_a_spoofed_requester_and_rate_limits_by_the_broker_user(
+    secure: Mosquitto, certs: Certificates, tmp_path: Path
+) -> None:
+    hub = _hub_probe(secure, certs)
+    config = _tower(tmp_path, secure, USERS["table-1"], certs.ca)
+    config.rate_per_second, config.rate_burst = 0.01, 3
+    try:
+        with TestClient(create_app(config)) as client:
+            _mqtt_until(client, lambda s: s["connected"])
+            time.sleep(0.3)  # the tower's subscriptions reach the broker
+            ask = {"reply_to": "dicetower/_hub/gm/replies", "roll": {"notation": "1d6", "roller": "Ann"}}
+            # gm asks under the hub's name: the broker's ACL drops it
+            _publish_as(secure, certs, "gm", "dicetower/table-1/requests/hub", {**ask, "request_id": "spoof"})
+            probe = Probe(secure.port, [], login=("gm", USERS["gm"]), ca=certs.ca)
+            try:  # then 8 requests under its own name, each claiming to be someone else
+                for i in range(8):
+                    probe.publish(
+                        "dicetower/table-1/requests/gm", {**ask, "request_id": f"r{i}", "from": f"p{i}"}
+                    )
+            finally:
+                probe.close()
+            replies = hub.wait("replies", 8)
+            time.sleep(0.5)
+            replies = {
+                r["request_id"]: r for r in hub.json("replies") if r["status"] in ("queued", "refused")
+            }
+        assert "spoof" not in replies and len(replies) == 8
+        refused = [r for r in replies.values() if r["status"] == "refused"]
+        assert len(refused) == 5 and {r["error"]["status"] for r in refused} == {429}
+        assert "mqtt:gm" in refused[0]["error"]["message"]
+    finally:
+        hub.close()
+
+
+def test_the_docs_acl_refuses_a_tower_publishing_under_another_towers_prefix(
+    secure: Mosquitto, certs: Certificates
+) -> None:
+    hub = _hub_probe(secure, certs)
+    try:
+        forged = {"v": 1, "tower": "table-2", "state": "online", "last_seq": 10**15}
+        _publish_as(secure, certs, "table-1", "dicetower/table-2/status", forged)
+        _publish_as(secure, certs, "table-1", "dicetower/table-2/rolls", {"tower": "table-2", "seq": 1})
+        _publish_as(
+            secure, certs, "table-1", "dicetower/table-1/status", {"tower": "table-1", "state": "idle"}
+        )
+        _publish_as(
+            secure, certs, "table-2", "dicetower/table-2/status", {"tower": "table-2", "state": "idle"}
+        )
+        hub.wait("status", 2)
+        time.sleep(0.5)
+        assert [(t, json.loads(p)["state"]) for t, p in hub.messages if "status" in t] == [
+            ("dicetower/table-1/status", "idle"),
+            ("dicetower/table-2/status", "idle"),
+        ]
+        assert [t for t, _p in hub.messages if t.endswith("/rolls")] == []
+    finally:
+        hub.close()

@@ -151,7 +151,7 @@ def test_a_request_over_mqtt_is_rolled_and_answered(broker: Mosquitto, tmp_path:
         with TestClient(create_app(tower_config(tmp_path / "d", broker.url))) as client:
             _wait_connected(client)
             probe.publish(
-                "dicetower/t1/requests",
+                "dicetower/t1/requests/test",
                 {
                     "request_id": "r1",
                     "from": "gm",
@@ -181,20 +181,22 @@ def test_mqtt_requests_are_refused_as_http_refuses_them(broker: Mosquitto, tmp_p
             bad = {"notation": "2d6+", "roller": "Ann"}
             http = client.post("/api/rolls", json=bad, headers={"Authorization": f"Bearer {token}"})
             send = {"request_id": "a", "reply_to": reply_to, "roll": bad}
-            probe.publish("dicetower/t1/requests", send)  # no token
-            probe.publish("dicetower/t1/requests", {**send, "request_id": "b", "token": "wrong"})
-            probe.publish("dicetower/t1/requests", {**send, "request_id": "c", "token": token})
+            probe.publish("dicetower/t1/requests/test", send)  # no token
+            probe.publish("dicetower/t1/requests/test", {**send, "request_id": "b", "token": "wrong"})
+            probe.publish("dicetower/t1/requests/test", {**send, "request_id": "c", "token": token})
             probe.publish(
-                "dicetower/t1/requests", {**send, "request_id": "d", "reply_to": "dicetower/t2/rolls"}
+                "dicetower/t1/requests/test", {**send, "request_id": "d", "reply_to": "dicetower/t2/rolls"}
             )
-            probe.publish("dicetower/t1/requests", {**send, "request_id": "e", "pad": "x" * 20_000})
+            probe.publish("dicetower/t1/requests/test", {**send, "request_id": "e", "pad": "x" * 20_000})
             probe.publish(
-                "dicetower/t1/requests",
+                "dicetower/t1/requests/test",
                 {**send, "request_id": "f", "token": token, "roll": {"notation": "1d4"}},
             )
             never = {"notation": "1d6/0", "roller": "Ann"}  # always a division by zero: planned, refused
             http_never = client.post("/api/rolls", json=never, headers={"Authorization": f"Bearer {token}"})
-            probe.publish("dicetower/t1/requests", {**send, "request_id": "g", "token": token, "roll": never})
+            probe.publish(
+                "dicetower/t1/requests/test", {**send, "request_id": "g", "token": token, "roll": never}
+            )
             replies = {r["request_id"]: r for r in probe.wait("replies", 6)}
             time.sleep(0.5)
             # d's reply topic is another tower's, e is too large
@@ -224,9 +226,9 @@ def test_a_new_broker_gets_new_rolls_and_older_ones_when_asked(broker: Mosquitto
             _wait_connected(client)
             new = _roll(client, 1)
             assert [e["seq"] for e in probe.wait("rolls", 1)] == new  # from the log's end, not its start
-            probe.publish("dicetower/t1/resend", {"from": 2})
+            probe.publish("dicetower/t1/resend/test", {"from": 2})
             assert _in_order_once(probe.wait("rolls", 4)) == [*new, *old[1:]]
-            probe.publish("dicetower/t1/resend", {"from": "x"})  # refused quietly: nothing more is sent
+            probe.publish("dicetower/t1/resend/test", {"from": "x"})  # refused quietly: nothing more is sent
             time.sleep(0.5)
         assert len(probe.json("rolls")) == 4
     finally:
