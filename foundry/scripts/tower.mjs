@@ -79,7 +79,7 @@ export class TowerClient {
     const deadline = Date.now() + timeoutMs;
     const stream = await this.#openStream().catch(() => null);
     try {
-      const queued = await this.#request("POST", "/api/rolls", { notation, roller });
+      const queued = await this.#request("POST", "/api/rolls", roller ? { notation, roller } : { notation });
       if (!Number.isSafeInteger(queued?.id)) throw new TowerError("garbage", "the tower's answer names no roll");
       onQueued?.(queued.id);
       await this.#awaitEnd(queued.id, stream, deadline);

@@ -23,6 +23,12 @@ test("a throw waits on the event stream and returns the logged roll", async () =
   assert.equal(tower.requests.at(-1).roller, "Ann (Foundry)");
 });
 
+test("a throw with no roller sends none (the tower refuses an empty one)", async () => {
+  reset({ faces: [2] });
+  await client().throwDice("1d6");
+  assert.equal(Object.hasOwn(tower.requests.at(-1), "roller"), false);
+});
+
 test("a stream dropped mid-throw falls back to polling the roll", async () => {
   reset({ mode: "dropws", finishMs: 80, faces: [9] });
   const roll = await client().throwDice("1d20");
