@@ -75,7 +75,7 @@ def test_a_press_an_http_roll_and_an_mqtt_request_are_rolls_of_one_service(
         _until(lambda: tower.get("/api/tower")["mqtt"]["connected"])
         time.sleep(0.3)  # the subscription to its requests goes out on connect
         request = {"request_id": "r1", "from": "gm", "reply_to": REPLY_TO, "roll": {"notation": "3d6"}}
-        probe.publish("dicetower/t1/requests", request)
+        probe.publish("dicetower/t1/requests/gm", request)  # the requester is the topic's last level
         queued, done = probe.wait("replies", 2)
         assert queued["status"] == "queued" and queued["via"] == "mqtt" and done["status"] == "done"
 
