@@ -34,7 +34,16 @@ from .features import Network, TaughtModelError, blob_for, network_crops, uprigh
 from .head import softmax
 from .samples import read_turns
 
-__all__ = ["CARD", "MAX_CARD_BYTES", "SCHEMA", "TaughtDieCard", "TaughtModel", "TaughtRead", "network_file"]
+__all__ = [
+    "CARD",
+    "MAX_CARD_BYTES",
+    "SCHEMA",
+    "TaughtDieCard",
+    "TaughtModel",
+    "TaughtRead",
+    "judged",
+    "network_file",
+]
 
 CARD = "taught.json"
 SCHEMA = "dicetower.taught/1"
@@ -134,6 +143,13 @@ class TaughtRead:
     face: int | None
     confidence: float
     reason: UnreadableReason | None
+
+
+def judged(face: int, confidence: float, threshold: float) -> TaughtRead:
+    """A head's answer at ``threshold``: the face when at least that sure, else ``low_confidence``."""
+    if confidence >= threshold:
+        return TaughtRead(face, confidence, None)
+    return TaughtRead(None, confidence, UnreadableReason.LOW_CONFIDENCE)
 
 
 class TaughtModel:
@@ -257,9 +273,5 @@ class TaughtModel:
         for box in boxes:
             p = self.probabilities(die, frame, box)
             k = int(np.argmax(p))
-            conf = float(p[k])
-            if conf >= die.threshold:
-                reads.append(TaughtRead(die.faces[k], conf, None))
-            else:
-                reads.append(TaughtRead(None, conf, UnreadableReason.LOW_CONFIDENCE))
+            reads.append(judged(die.faces[k], float(p[k]), die.threshold))
         return reads

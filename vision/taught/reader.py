@@ -31,7 +31,15 @@ from .body import MAX_DELTA_E, body_distance, colour_distance
 from .fallback import Box, GeneralAnswer
 from .model import TaughtDieCard, TaughtModel, TaughtRead
 
-__all__ = ["FORBIDDEN", "REREAD", "TELL_WEIGHT", "TaughtFrameReader", "open_taught_reader", "rereads"]
+__all__ = [
+    "FORBIDDEN",
+    "REREAD",
+    "TELL_WEIGHT",
+    "TaughtFrameReader",
+    "open_taught_reader",
+    "rereads",
+    "taught_die_reading",
+]
 
 #: Delta E of cost per nat of the telling head's doubt that a die is a taught die.
 TELL_WEIGHT = 10.0
@@ -55,12 +63,31 @@ def rereads(die: DieReading) -> bool:
     return die.reason is UnreadableReason.TOO_SMALL and not is_too_small(die.box)
 
 
+def taught_die_reading(die: DieReading, taught: TaughtDieCard, read: TaughtRead) -> DieReading:
+    """``die`` as its taught die read it: the taught kind, and the face or the reason it has none.
+
+    One function for the reader and for the fit's held-back figures (:mod:`.heldback`), so the card
+    counts what reading reports.
+    """
+    return replace(
+        die,
+        kind=taught.kind,
+        face=read.face,
+        status=ReadStatus.READ if read.face is not None else ReadStatus.UNREADABLE,
+        reason=read.reason,
+        confidence=read.confidence,
+        face_centre=None,
+    )
+
+
 class TaughtFrameReader:
     """A :class:`~dicetower.vision.reading.DiceReader` over a taught model. Build with
     :func:`open_taught_reader`; call :meth:`read` per frame.
 
     ``last_taught`` holds the confidences of the taught dice of the last frame, for a running
-    figure of how sure the taught reader is (the tower's drift check).
+    figure of how sure the taught reader is (the tower's drift check); ``last_heads`` maps each
+    of those dice's index in the reading to its taught die and its head's own answer, before the
+    general answer stood in (the fit chooses thresholds on it, :mod:`.heldback`).
     """
 
     def __init__(
@@ -71,6 +98,7 @@ class TaughtFrameReader:
         #: the general answer for the dice whose card falls back on it (None: no die does)
         self.fallback = fallback
         self.last_taught: list[tuple[str, float]] = []
+        self.last_heads: dict[int, tuple[str, TaughtRead]] = {}
 
     def match(self, frame: np.ndarray, dice: list[DieReading]) -> list[TaughtDieCard | None]:
         """The taught die each of ``dice`` is, or None: the pairing at least total cost.
@@ -120,26 +148,20 @@ class TaughtFrameReader:
                 wanted.setdefault(taught.id, []).append(i)
                 cards[taught.id] = taught
         self.last_taught = []
+        self.last_heads = {}
         for identity, indices in wanted.items():
             taught = cards[identity]
             head = self.model.read(taught, frame, [dice[i].box for i in indices])
-            reads = self._fall_back(taught, frame, [dice[i].box for i in indices], head)
+            reads = self.fall_back(taught, frame, [dice[i].box for i in indices], head)
             for i, r, h in zip(indices, reads, head, strict=True):
-                dice[i] = replace(
-                    dice[i],
-                    kind=taught.kind,
-                    face=r.face,
-                    status=ReadStatus.READ if r.face is not None else ReadStatus.UNREADABLE,
-                    reason=r.reason,
-                    confidence=r.confidence,
-                    face_centre=None,
-                )
+                dice[i] = taught_die_reading(dice[i], taught, r)
+                self.last_heads[i] = (identity, h)
                 # drift follows the head's own sureness, as the card's held-back figures do
                 self.last_taught.append((identity, h.confidence))
         timings = {**reading.timings_ms, "taught": (time.perf_counter() - t0) * 1000.0}
         return replace(reading, dice=tuple(dice), timings_ms=timings)
 
-    def _fall_back(
+    def fall_back(
         self, taught: TaughtDieCard, frame: np.ndarray, boxes: list[Box], head: list[TaughtRead]
     ) -> list[TaughtRead]:
         """``head``, with the general answer where the head is unsure and the card falls back."""
