@@ -427,7 +427,7 @@ def _status(args: argparse.Namespace) -> int:
     if drift["recent"]:
         print(
             f"{'read surely':>17}: {drift['sure']} of the last {drift['recent']} taught dice"
-            f" (held back when taught: {_percent(drift['held_back_right_rate'])} right)"
+            f" (held back when taught: {_percent(drift['held_back_right_rate'])} read surely)"
         )
     if taught["drifting"]:
         print(f"{'drifting':>17}: {taught['message']}")
