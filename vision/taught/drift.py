@@ -11,8 +11,9 @@ recent sure-read share is clearly below those.
 
 **The rule.** Per taught die, over its last :data:`WINDOW` reads, once there are at least
 :data:`MIN_DICE` of them, the die is *drifting* when the upper end of the 95 % interval of its
-recent sure-read share is below the lower end of the 95 % interval of its held-back right rate
-(both Clopper-Pearson, :func:`~dicetower.vision.eval.intervals.binomial_bounds`). The two
+recent sure-read share is below the lower end of the 95 % interval of its held-back share
+(:meth:`Baseline.from_figures`: the share its head read surely on the held-back photos read end
+to end, or an older card's held-back right rate; both Clopper-Pearson, :func:`~dicetower.vision.eval.intervals.binomial_bounds`). The two
 intervals do not overlap, so chance is an unlikely cause: with 50 recent reads that takes a fall
 of ten points or more. A read is sure when its confidence reaches the die's threshold (the
 reader then names a face); a die the general reader names as the taught die's kind and colour
