@@ -12,15 +12,16 @@ recent sure-read share is clearly below those.
 **The rule.** Per taught die, over its last :data:`WINDOW` reads, once there are at least
 :data:`MIN_DICE` of them, the die is *drifting* when the upper end of the 95 % interval of its
 recent sure-read share is below the lower end of the 95 % interval of its held-back share
-(:meth:`Baseline.from_figures`: the share its head read surely on the held-back photos read end
-to end, or an older card's held-back right rate; both Clopper-Pearson, :func:`~dicetower.vision.eval.intervals.binomial_bounds`). The two
-intervals do not overlap, so chance is an unlikely cause: with 50 recent reads that takes a fall
-of ten points or more. A read is sure when its confidence reaches the die's threshold (the
-reader then names a face); a die the general reader names as the taught die's kind and colour
-but whose body the taught reader did not recognise counts as a read not made surely (the light
-changed its colour). Sure reads include the few wrong ones, which the tower cannot tell, so the
-comparison leans toward "not drifting". The model as a whole is judged the same way over the
-last :data:`WINDOW` taught dice of any die, against the card's held-back figures of all dice.
+(:meth:`Baseline.from_figures`: the share its head read surely on the held-back photos read end to
+end, or an older card's held-back right rate; both Clopper-Pearson,
+:func:`~dicetower.vision.eval.intervals.binomial_bounds`). The two intervals do not overlap, so
+chance is an unlikely cause: with 50 recent reads that takes a fall of ten points or more. A read is
+sure when its confidence reaches the die's threshold (the reader then names a face); a die the
+general reader names as the taught die's kind and colour but whose body the taught reader did not
+recognise counts as a read not made surely (the light changed its colour). Sure reads include the
+few wrong ones, which the tower cannot tell, so the comparison leans toward "not drifting". The
+model as a whole is judged the same way over the last :data:`WINDOW` taught dice of any die, against
+the card's held-back figures of all dice.
 
 The mean confidence of the recent reads is reported beside the share, not judged: the card
 holds no held-back mean to set it against.
