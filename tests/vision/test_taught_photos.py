@@ -98,3 +98,23 @@ def test_a_fit_on_photos_without_boxes_says_so_and_counts_the_die_not_found(
     )
     die = card["dice"][0]["figures"]
     assert die["missed"] == held["missed"] and die["right_interval"][1] < 1.0
+
+
+def test_the_photo_store_keeps_a_few_decoded_and_skips_the_unreadable(tmp_path: Path) -> None:
+    from dicetower.vision.taught.photos import PhotoStore
+
+    paths = []
+    for n in range(5):
+        path = tmp_path / f"p{n}.png"
+        cv2.imwrite(str(path), np.full((20, 30, 3), 40 * n, np.uint8))
+        paths.append(path)
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"not a photo")
+    store = PhotoStore([*paths, broken], keep=2)
+    assert store.bad == 1 and list(store) == paths and broken not in store and store.get(broken) is None
+    assert len(store._kept) == 2  # only the last two decoded are held
+    frame, scale = store[paths[0]]  # decoded again on use, the same pixels
+    assert scale == 1.0 and int(frame[0, 0, 0]) == 0 and len(store._kept) == 2
+    assert int(store[paths[4]][0][0, 0, 0]) == 160
+    with pytest.raises(ValueError, match="keep"):
+        PhotoStore(paths, keep=0)

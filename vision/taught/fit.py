@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from ..eval.intervals import binomial_bounds, binomial_upper
-from ..imageio import ImageError, load_image_info
 from ..manifest import read_manifest
 from .body import learn_body
 from .fallback import GeneralAnswer, can_fall_back
@@ -54,6 +53,7 @@ from .heldback import (
 from .located import InputForm, Locate, locate_examples
 from .model import CARD, SCHEMA, TaughtDieCard, TaughtModel, network_file
 from .onnxfile import write_taught_network
+from .photos import PhotoStore
 from .samples import Sample, SampleCache
 from .teaching import TaughtDie, TeachingSet, held_back_line, read_teaching_set, split_at
 from .telling import IDENTITY_NETWORK, Telling, fit_telling
@@ -111,18 +111,10 @@ class FitResult:
     seconds: float = 0.0
 
 
-def _load_photos(teaching: TeachingSet, log: Callable[[str], None]) -> dict[Path, Any]:
-    photos: dict[Path, Any] = {}
-    bad = 0
-    for path in teaching.photos():
-        try:
-            info = load_image_info(path)
-        except ImageError:
-            bad += 1
-            continue
-        photos[path] = (info.frame, info.scale)
-    if bad:
-        log(f"skipped {bad} photos that could not be read")
+def _load_photos(teaching: TeachingSet, log: Callable[[str], None]) -> PhotoStore:
+    photos = PhotoStore(teaching.photos())
+    if photos.bad:
+        log(f"skipped {photos.bad} photos that could not be read")
     return photos
 
 

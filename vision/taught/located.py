@@ -16,7 +16,7 @@ The card's ``input`` says which, and why.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -81,13 +81,13 @@ def photo_box(
     return (x / s, y / s, w / s, h / s), ""
 
 
-def _crop_sized(photos: dict[Path, Any], paths: set[Path]) -> bool:
+def _crop_sized(photos: Mapping[Path, Any], paths: set[Path]) -> bool:
     sides = [max(photos[p][0].shape[:2]) / max(photos[p][1], 1e-6) for p in paths if p in photos]
     return bool(sides) and all(side <= CROP_MAX_SIDE for side in sides)
 
 
 def locate_examples(
-    teaching: TeachingSet, photos: dict[Path, Any], *, crops: bool, locate: Callable[[], Locate]
+    teaching: TeachingSet, photos: Mapping[Path, Any], *, crops: bool, locate: Callable[[], Locate]
 ) -> InputForm:
     """Give each example without a box the box its die is located at, or drop it; say what was done.
 

@@ -13,6 +13,7 @@ What the head is fitted on must be what it reads later, turned every way a die l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ def sample(
     kind: str,
     faces: tuple[int, ...],
     examples: list[Example],
-    photos: dict[Path, Any],
+    photos: Mapping[Path, Any],
     *,
     fitted: bool,
 ) -> Sample:
@@ -99,7 +100,7 @@ class SampleCache:
     """Each (die, network, side) sampled once: a die's numeral-network features serve its head and
     the telling of the dice apart (:mod:`.telling`) alike."""
 
-    def __init__(self, nets: dict[Network, Backbone], photos: dict[Path, Any], cut: int) -> None:
+    def __init__(self, nets: dict[Network, Backbone], photos: Mapping[Path, Any], cut: int) -> None:
         self.nets = nets
         self.photos = photos
         #: the first held-back manifest line (:func:`~.teaching.held_back_line`), for every die alike
