@@ -2,12 +2,12 @@
 
 Why: a taught head sits on a general network's features at one turn of the die (:mod:`.features`),
 so it abstains on dice the general numeral reader still reads surely, by searching more turns and
-centres (:class:`~dicetower.vision.faces.glyphs.GlyphReader`). Taking that answer is right for
-some dice and wrong for others: on the simulated tower's red d10t and blue d20 it reads most of the
-dice the head left unreadable and none wrong; on the white d10 it reads them wrong (a 6 and a 9,
-a 1 and a 7). So it is a fact measured per die on the held-back rolls (:func:`held_back_fallback`):
-the fit turns it on for a die only when it read some of the held-back dice the head abstained on
-and none of them wrong, and the card records those counts.
+centres (:class:`~dicetower.vision.faces.glyphs.GlyphReader`). Taking that answer is right for some
+dice and wrong for others: on the simulated tower's red d10t and blue d20 it reads most of the dice
+the head left unreadable and none wrong; on the white d10 it reads them wrong (a 6 and a 9, a 1 and
+a 7). So it is a fact measured per die on the held-back photos read end to end (:mod:`.heldback`):
+the fit turns it on for a die only when it read some of the held-back dice the head abstained on and
+none of them wrong, and the card records those counts.
 
 The answer is the general reader's own: the numeral network must name the die's kind, and its face
 stands as :func:`~dicetower.vision.faces.glyphs.with_glyph` decides, kept to the die's faces; a
@@ -18,7 +18,6 @@ general reader gives none.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -28,7 +27,7 @@ from ..kinds import KINDS, NUMERAL_KINDS, label_of, min_px_of
 from ..reading import UnreadableReason
 from .model import TaughtRead
 
-__all__ = ["Box", "GeneralAnswer", "can_fall_back", "held_back_fallback"]
+__all__ = ["Box", "GeneralAnswer", "can_fall_back"]
 
 #: A die's box in frame pixels: x, y, width, height.
 Box = tuple[float, float, float, float]
@@ -77,26 +76,3 @@ class GeneralAnswer:
             if read.face is not None and read.face in allowed:
                 out[i] = TaughtRead(read.face, float(read.confidence), None)
         return out
-
-
-def held_back_fallback(
-    answer: GeneralAnswer,
-    kind: str,
-    faces: Sequence[int],
-    unsure: Sequence[tuple[np.ndarray, Box, int]],
-) -> dict[str, Any]:
-    """The general answer on the held-back dice the head left unreadable: ``(frame, box, face)`` each.
-
-    Returns the card's ``fallback`` figures; ``used`` is true when it read at least one of them
-    right and none wrong.
-    """
-    right = wrong = 0
-    for frame, box, face in unsure:
-        read = answer.read(frame, [box], kind, faces)[0]
-        if read.face is None:
-            continue
-        if read.face == face:
-            right += 1
-        else:
-            wrong += 1
-    return {"used": right > 0 and wrong == 0, "asked": len(unsure), "right": right, "wrong": wrong}
