@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from pathlib import Path
 
@@ -11,7 +13,6 @@ import pytest
 from dicetower.firmware.cli import main
 from dicetower.vision.manifest import LabelledDie, write_manifest_line
 from dicetower.vision.reader import open_reader
-from dicetower.vision.taught.fit import FitOptions, fit_model
 from dicetower.vision.taught.located import CROP_MAX_SIDE, locate_examples
 from dicetower.vision.taught.teaching import read_teaching_set
 from teach_helpers import sim_folder
@@ -70,20 +71,26 @@ def test_a_folder_of_crops_is_taken_as_crops_when_crop_sized_or_told(tmp_path: P
 
 
 @pytest.fixture(scope="module")
-def unboxed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
-    """A fit on photos of one white d6 with no boxes; the last photo, held back, shows bare tray."""
+def unboxed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
+    """``teach fit`` on photos of one white d6 with no boxes; the last photo, held back, shows bare tray."""
     pytest.importorskip("onnx", reason="writing a taught model needs onnx (the teach extra)")
     root = tmp_path_factory.mktemp("unboxed")
     folder = sim_folder(root / "teach", 80, 5, [("d6", "white")], boxes=False)
     _append(folder, "bare.png", np.full((360, 480, 3), 118, np.uint8), [LabelledDie("d6", 2, colour="white")])
-    result = fit_model(folder, root / "model", FitOptions(min_per_face=2, max_wrong=1.0))
-    return root / "model", result.card
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+        limits = ["--min-per-face", "2", "--max-wrong", "1"]
+        assert main(["teach", "fit", str(folder), "--out", str(root / "model"), *limits]) == 0
+    card = json.loads((root / "model" / "taught.json").read_text(encoding="utf-8"))
+    return root / "model", card, printed.getvalue()
 
 
 def test_a_fit_on_photos_without_boxes_says_so_and_counts_the_die_not_found(
-    unboxed: tuple[Path, dict], capsys: pytest.CaptureFixture[str]
+    unboxed: tuple[Path, dict, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    model, card = unboxed
+    model, card, printed = unboxed
+    assert f"dicetower eval {model / 'held-back'} --taught {model}" in printed
+    assert f"{card['held_back']['missed']} not found" in printed
     assert card["input"]["form"] == "photos" and card["input"]["located"] >= 70
     held = card["held_back"]
     assert held["missed"] >= 1  # the bare-tray photo: its die is not found, so not right
