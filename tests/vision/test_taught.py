@@ -185,14 +185,13 @@ def test_a_numeral_die_falls_back_on_the_general_answer_only_as_its_held_back_ro
     taught: tuple[Path, Path, dict],
 ) -> None:
     _read, _model_dir, card = taught
-    dice = {d["id"]: d for d in card["dice"]}
-    assert "fallback" not in dice["white d6"]["figures"] and dice["white d6"]["fallback"] is False
-    f = dice["blue d20"]["figures"]
-    asked = f["fallback"]
-    # asked about every die the d20's head read below its threshold, end to end
-    assert asked["asked"] == f["read_by_die"] - f["sure"]
-    assert asked["right"] + asked["wrong"] <= asked["asked"]
-    assert dice["blue d20"]["fallback"] is (asked["right"] > 0 and asked["wrong"] == 0)
+    for die in card["dice"]:  # the d6's general answer is the pip reader's own reading of it
+        f = die["figures"]
+        asked = f["fallback"]
+        # asked about every die its head read below its threshold, end to end
+        assert asked["asked"] == f["read_by_die"] - f["sure"]
+        assert asked["right"] + asked["wrong"] <= asked["asked"]
+        assert die["fallback"] is (asked["right"] > 0 and asked["wrong"] == 0)
     assert card["held_back_read"] == card["held_back"]
 
 

@@ -9,7 +9,9 @@ a 7). So it is a fact measured per die on the held-back photos read end to end (
 the fit turns it on for a die only when it read some of the held-back dice the head abstained on and
 none of them wrong, and the card records those counts.
 
-The answer is the general reader's own: the numeral network must name the die's kind, and its face
+For a pip d6 the answer is the general reader's own reading of the die (:func:`reading_answer`),
+already made when the dice were located. For a numeral die it is asked of the general numeral
+reader: the numeral network must name the die's kind, and its face
 stands as :func:`~dicetower.vision.faces.glyphs.with_glyph` decides, kept to the die's faces; a
 die under its kind's imaging budget (:func:`~dicetower.vision.kinds.min_px_of`) gets none, as the
 general reader gives none.
@@ -24,10 +26,10 @@ import numpy as np
 from ..faces.glyphs import GlyphReader, with_glyph
 from ..faces.numerals import NumeralReader
 from ..kinds import KINDS, NUMERAL_KINDS, label_of, min_px_of
-from ..reading import UnreadableReason
+from ..reading import DieReading, ReadStatus, UnreadableReason
 from .model import TaughtRead
 
-__all__ = ["Box", "GeneralAnswer", "can_fall_back"]
+__all__ = ["READING_KINDS", "Box", "GeneralAnswer", "can_fall_back", "needs_answer", "reading_answer"]
 
 #: A die's box in frame pixels: x, y, width, height.
 Box = tuple[float, float, float, float]
@@ -36,9 +38,27 @@ Box = tuple[float, float, float, float]
 FALLBACK_KINDS: frozenset[str] = frozenset(KINDS[k].label for k in NUMERAL_KINDS if KINDS[k].label != "d6")
 
 
+#: Label kinds whose general answer is the general reader's own reading of the die (the pip reader
+#: reads every d6 the locator finds, so its answer is already in the reading).
+READING_KINDS: frozenset[str] = frozenset({"d6"})
+
+
 def can_fall_back(kind: str) -> bool:
     """Whether a taught die of label ``kind`` has a general answer to fall back on."""
+    return kind in FALLBACK_KINDS or kind in READING_KINDS
+
+
+def needs_answer(kind: str) -> bool:
+    """Whether that answer is asked of the general numeral reader (:class:`GeneralAnswer`)."""
     return kind in FALLBACK_KINDS
+
+
+def reading_answer(die: DieReading, kind: str, faces: Sequence[int]) -> TaughtRead:
+    """The general reading of ``die`` as an answer for a taught die of ``kind``: its face when it
+    read the die surely as that kind and the face is one of ``faces``, else unreadable."""
+    if die.status is ReadStatus.READ and die.face in faces and label_of(die.kind) == kind:
+        return TaughtRead(die.face, float(die.confidence), None)
+    return TaughtRead(None, 0.0, UnreadableReason.LOW_CONFIDENCE)
 
 
 class GeneralAnswer:

@@ -39,7 +39,7 @@ import numpy as np
 from ..eval.intervals import binomial_bounds, binomial_upper
 from ..manifest import read_manifest
 from .body import learn_body
-from .fallback import GeneralAnswer, can_fall_back
+from .fallback import GeneralAnswer, needs_answer
 from .features import NETWORKS, Backbone, Network, TaughtModelError, networks_for
 from .head import Head, fit_head
 from .heldback import (
@@ -363,7 +363,7 @@ def _fit_model(
     if telling is not None:
         log(f"telling the dice apart: {telling.figures['right']} of {telling.figures['dice']} held-back dice")
     del samples, photos  # the held-back photos are read again from disk, as eval reads them
-    answer = _general_answer() if any(can_fall_back(f.die.kind) for f in fitted) else None
+    answer = _general_answer() if any(needs_answer(f.die.kind) for f in fitted) else None
     out = Path(out)
     staging = out.parent / f".{out.name}.fitting"
     if staging.exists():

@@ -32,8 +32,8 @@ from ..eval.intervals import binomial_bounds, binomial_upper
 from ..imageio import ImageError, load_image_info
 from ..kinds import label_of
 from ..manifest import LabelledDie, ManifestEntry, write_manifest_line
-from ..reading import Reading
-from .fallback import GeneralAnswer, can_fall_back
+from ..reading import DieReading, Reading
+from .fallback import GeneralAnswer, can_fall_back, needs_answer
 from .model import TaughtDieCard, TaughtModel, TaughtRead, judged
 from .reader import TaughtFrameReader, open_taught_reader, taught_die_reading
 from .teaching import die_id
@@ -104,6 +104,7 @@ class HeldBackRead:
 
     result: PhotoResult
     heads: dict[int, tuple[str, TaughtRead]]  #: reading index -> (taught die, its head's answer)
+    general: dict[int, DieReading]  #: reading index -> the general reader's reading of that die
 
 
 class _Recording:
@@ -112,11 +113,14 @@ class _Recording:
     def __init__(self, reader: TaughtFrameReader) -> None:
         self.reader = reader
         self.heads: list[dict[int, tuple[str, TaughtRead]]] = []
+        self.general: list[dict[int, DieReading]] = []
 
     def read(self, frame: Any, reference: Any = None) -> Reading:
         self.heads.append({})
+        self.general.append({})
         reading = self.reader.read(frame, reference)
         self.heads[-1] = dict(self.reader.last_heads)
+        self.general[-1] = dict(self.reader.last_general)
         return reading
 
 
@@ -130,8 +134,10 @@ def read_held_back(folder: Path, model: TaughtModel) -> tuple[TaughtFrameReader,
     reads: list[HeldBackRead] = []
     for result in evaluate_folder(folder, recording):  # type: ignore[arg-type]
         # a photo with a reading was just read: the last heads are its own
-        heads = recording.heads[-1] if result.reading is not None else {}
-        reads.append(HeldBackRead(result, heads))
+        read = result.reading is not None
+        reads.append(
+            HeldBackRead(result, recording.heads[-1] if read else {}, recording.general[-1] if read else {})
+        )
     return reader, reads
 
 
@@ -204,8 +210,6 @@ def _ask_general(
 ) -> dict[tuple[int, int], TaughtRead]:
     """The general answer for each die its head leaves unsure, asked per frame and die as reading asks."""
     out: dict[tuple[int, int], TaughtRead] = {}
-    if answer is None:
-        return out
     reader.fallback = answer
     for n, read in enumerate(reads):
         reading = read.result.reading
@@ -214,7 +218,8 @@ def _ask_general(
         by_die: dict[str, list[int]] = {}
         for i, (identity, head) in sorted(read.heads.items()):
             card = cards[identity]
-            if can_fall_back(card.kind) and head.confidence < card.threshold:
+            asked = can_fall_back(card.kind) and not (needs_answer(card.kind) and answer is None)
+            if asked and head.confidence < card.threshold:
                 by_die.setdefault(identity, []).append(i)
         if not by_die:
             continue
@@ -225,7 +230,8 @@ def _ask_general(
         for identity, indices in by_die.items():
             card = replace(cards[identity], fallback=True)
             heads = [TaughtRead(None, read.heads[i][1].confidence, None) for i in indices]
-            got = reader.fall_back(card, frame, [reading.dice[i].box for i in indices], heads)
+            general = [read.general[i] for i in indices]
+            got = reader.fall_back(card, frame, [reading.dice[i].box for i in indices], heads, general)
             for i, g in zip(indices, got, strict=True):
                 out[n, i] = g
     return out
@@ -288,7 +294,7 @@ def calibrate(
     answers = _ask_general(reader, reads, cards, answer)
     fallback: dict[str, dict[str, Any]] = {}
     for identity, card in cards.items():
-        if not can_fall_back(card.kind) or answer is None:
+        if not can_fall_back(card.kind) or (needs_answer(card.kind) and answer is None):
             continue
         asked = right = wrong = 0
         for n, read in enumerate(reads):
