@@ -21,8 +21,8 @@ EXAMPLES = """\
 examples:
   dicetower teach fit teach/ --out my-dice
   dicetower teach fit recordings/ --out my-dice --tray recordings/images/empty.png
-  dicetower teach fit ../shared/datasets/skovy-d6-crops --out skovy --max-wrong 1
-  dicetower eval teach/ --taught my-dice        # read it back with the taught reader
+  dicetower teach fit ../shared/datasets/skovy-d6-crops --out skovy --max-wrong 1 --crops
+  dicetower eval my-dice/held-back --taught my-dice   # prints the card's held-back counts
 """
 
 
@@ -100,6 +100,12 @@ def add_fit_parser(actions: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--tray", type=Path, metavar="PHOTO", help="a photo of the empty tray (default: the folder's)"
     )
+    p.add_argument(
+        "--crops",
+        action="store_true",
+        help="each image without a box is one die's crop (else such images are photos and each die is"
+        " located, unless they are crop-sized)",
+    )
     p.add_argument("--force", action="store_true", help="replace a taught model already in --out")
     p.set_defaults(func=run_fit)
     return p
@@ -150,6 +156,7 @@ def run_fit(args: argparse.Namespace) -> int:
         max_wrong=args.max_wrong,
         seen_faces_only=args.seen_faces_only,
         tray=args.tray,
+        crops=args.crops,
     )
     command = f"dicetower teach fit {args.folder} --out {args.out}"
 
@@ -167,7 +174,11 @@ def run_fit(args: argparse.Namespace) -> int:
         if "fallback" in die["figures"]:
             print(f"    {_fallback_line(die['figures']['fallback'])}")
     print(f"  all: {_figures_line(held)}")
-    print(f"  all, as the model reads: {_figures_line(result.card['held_back_read'])}")
+    shown = result.card["held_back_photos"]
+    print(
+        f"  the {shown['photos']} held-back photos, read end to end: dicetower eval"
+        f" {result.out / shown['folder']} --taught {result.out}"
+    )
     return 0
 
 
@@ -181,7 +192,8 @@ def _fallback_line(f: dict[str, Any]) -> str:
 
 def _figures_line(f: dict[str, Any]) -> str:
     lo, hi = f["right_interval"]
+    missed = f" ({f['missed']} not found)" if f.get("missed") else ""
     return (
         f"held back {f['dice']}: right {f['right']} ({lo:.1%} to {hi:.1%}), wrong {f['wrong']}"
-        f" (at most {f['wrong_upper']:.1%}), unreadable {f['unreadable']}"
+        f" (at most {f['wrong_upper']:.1%}), unreadable {f['unreadable']}{missed}"
     )

@@ -42,7 +42,7 @@ def _taught_lines(taught: Mapping[str, Any] | None) -> list[str]:
             _line(
                 "read surely",
                 f"{drift['sure']} of the last {drift['recent']} taught dice"
-                f" (held back when taught: {_percent(drift['held_back_right_rate'])} right)",
+                f" (held back when taught: {_percent(drift['held_back_right_rate'])} read surely)",
             )
         )
     if taught["drifting"]:

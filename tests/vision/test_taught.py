@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import zlib
 from pathlib import Path
 
 import cv2
@@ -15,8 +14,7 @@ from dicetower.vision.faces.pips import crop_die
 from dicetower.vision.kinds import KINDS
 from dicetower.vision.manifest import LabelledDie, write_manifest_line
 from dicetower.vision.reader import open_reader
-from dicetower.vision.synth.die3d import DieLook
-from dicetower.vision.synth.numerals import NumeralStyle, TrayDie, random_look, render_crop, render_tray
+from dicetower.vision.synth.numerals import TrayDie, random_look, render_crop, render_tray
 from dicetower.vision.synth.solids import face_values
 from dicetower.vision.taught.card import seal_card
 from dicetower.vision.taught.fallback import GeneralAnswer
@@ -35,6 +33,7 @@ from dicetower.vision.taught.model import TaughtModel
 from dicetower.vision.taught.reader import open_taught_reader
 from dicetower.vision.taught.teaching import Example, hold_back_split, read_teaching_set
 from dicetower.vision.taught.tray import median_tray
+from teach_helpers import TOWER, sim_folder
 
 
 def test_a_head_learns_what_its_prior_does_not_know() -> None:
@@ -71,12 +70,6 @@ def test_average_linkage_joins_the_nearest_first() -> None:
 @pytest.fixture(scope="module")
 def numerals() -> Backbone:
     return Backbone(NETWORKS[Network.NUMERALS])
-
-
-#: The simulated tower's light and tray: fixed, as one tower's are.
-TOWER = NumeralStyle(
-    tray=(118, 118, 118), blur=0.0, noise=0.0, perspective=0.0, light=0.0, grain=0.0, tilt=10.0
-)
 
 
 def test_crops_of_one_face_at_any_turn_fall_in_one_group(numerals: Backbone, tmp_path: Path) -> None:
@@ -122,38 +115,13 @@ def test_the_median_of_thrown_dice_is_the_empty_tray() -> None:
     assert median_tray(photos[:2]) is None
 
 
-def _sim_folder(folder: Path, rolls: int, seed: int, dice: list[tuple[str, str]]) -> Path:
-    """Rolls of fixed physical dice (each its own look, layout and size), labelled with the truth."""
-    rng = np.random.default_rng(seed)
-    phys: list[tuple[DieLook, tuple[int, ...]]] = []
-    for kind, colour in dice:
-        look = random_look(np.random.default_rng(zlib.crc32(f"{kind} {colour}".encode())), colour, "solid")
-        phys.append((look, tuple(int(v) for v in face_values(kind, np.random.default_rng(len(phys))))))
-    (folder / "images").mkdir(parents=True)
-    with open(folder / "manifest.jsonl", "w", encoding="utf-8") as fh:
-        for n in range(rolls):
-            drawn = []
-            for (kind, colour), (look, values) in zip(dice, phys, strict=True):
-                faces = KINDS[kind].faces
-                face = faces[(7 * n + int(rng.integers(3))) % len(faces)]  # every face, in no fixed order
-                drawn.append(TrayDie(kind, face, colour, "solid", False, look, values, 70.0))
-            frame, _ref, labels = render_tray(seed * 10_000 + n, drawn, (480, 360), style=TOWER)
-            name = f"images/roll-{n:05d}.png"
-            cv2.imwrite(str(folder / name), frame)
-            named = [
-                LabelledDie(d.die, d.face, d.box, colour=c) for d, (_k, c) in zip(labels, dice, strict=True)
-            ]
-            write_manifest_line(fh, name, named)
-    return folder
-
-
 @pytest.fixture(scope="module")
 def taught(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict]:
     pytest.importorskip("onnx", reason="writing a taught model needs onnx (the teach extra)")
     root = tmp_path_factory.mktemp("taught")
     dice = [("d6", "white"), ("d20", "blue")]
-    teach = _sim_folder(root / "teach", 150, 1, dice)
-    read = _sim_folder(root / "read", 20, 2, dice)
+    teach = sim_folder(root / "teach", 150, 1, dice)
+    read = sim_folder(root / "read", 20, 2, dice)
     result = fit_model(teach, root / "model", FitOptions(min_per_face=2, max_wrong=1.0))
     return read, root / "model", result.card
 
@@ -218,15 +186,42 @@ def test_a_numeral_die_falls_back_on_the_general_answer_only_as_its_held_back_ro
     taught: tuple[Path, Path, dict],
 ) -> None:
     _read, _model_dir, card = taught
-    dice = {d["id"]: d for d in card["dice"]}
-    assert "fallback" not in dice["white d6"]["figures"] and dice["white d6"]["fallback"] is False
-    asked = dice["blue d20"]["figures"]["fallback"]
-    assert asked["asked"] == dice["blue d20"]["figures"]["unreadable"]  # every die the head left unread
-    assert asked["right"] + asked["wrong"] <= asked["asked"]
-    assert dice["blue d20"]["fallback"] is (asked["right"] > 0 and asked["wrong"] == 0)
-    fell_back = sum(d["figures"]["fallback"]["right"] for d in card["dice"] if d["fallback"])
-    assert card["held_back_read"]["right"] == card["held_back"]["right"] + fell_back
-    assert card["held_back_read"]["wrong"] == card["held_back"]["wrong"]
+    for die in card["dice"]:  # the d6's general answer is the pip reader's own reading of it
+        f = die["figures"]
+        asked = f["fallback"]
+        # asked about every die its head read below its threshold, end to end
+        assert asked["asked"] == f["read_by_die"] - f["sure"]
+        assert asked["right"] + asked["wrong"] <= asked["asked"]
+        assert die["fallback"] is (asked["right"] > 0 and asked["wrong"] == 0)
+    assert card["held_back_read"] == card["held_back"]
+
+
+def _eval_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    from dicetower.firmware.cli import main
+
+    assert main(["eval", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_eval_of_the_held_back_photos_prints_the_cards_counts(
+    taught: tuple[Path, Path, dict], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _read, model_dir, card = taught
+    held = model_dir / card["held_back_photos"]["folder"]
+    lines = (held / "manifest.jsonl").read_text().splitlines()
+    assert len(lines) == card["held_back_photos"]["photos"] == 45  # the latest 30 % of 150 rolls
+    report = _eval_json(capsys, str(held), "--taught", str(model_dir))
+    h = card["held_back"]
+    assert (report["dice"], report["correct"], report["wrong"]) == (h["dice"], h["right"], h["wrong"])
+    assert (report["rejected"], report["missed"]) == (h["rejected"], h["missed"])
+    assert report["rejected"] + report["missed"] == h["unreadable"]
+    assert report["false_positives"] == h["false_finds"]
+    for die in card["dice"]:  # each die alone: its kind's labels, read by the same model
+        one = _eval_json(capsys, str(held), "--taught", str(model_dir), "--kinds", die["kind"])
+        f = die["figures"]
+        assert (one["dice"], one["correct"], one["wrong"]) == (f["dice"], f["right"], f["wrong"])
+        assert one["rejected"] + one["missed"] == f["unreadable"]
+        assert die["threshold"] >= 0.95
 
 
 def test_the_general_answer_reads_only_dice_the_head_doubts(
@@ -269,14 +264,14 @@ def test_the_general_answer_keeps_to_the_dice_faces_and_the_imaging_budget() -> 
 
 
 def test_a_face_seen_too_rarely_is_refused_by_name(tmp_path: Path) -> None:
-    folder = _sim_folder(tmp_path / "few", 12, 3, [("d6", "red")])
+    folder = sim_folder(tmp_path / "few", 12, 3, [("d6", "red")])
     with pytest.raises(FitError, match=r"teach more rolls of the red d6: faces? .* seen fewer than 8 times"):
         fit_model(folder, tmp_path / "model", FitOptions())
 
 
 def test_a_held_back_wrong_rate_that_could_be_high_is_refused(tmp_path: Path) -> None:
     pytest.importorskip("onnx")
-    folder = _sim_folder(tmp_path / "small", 30, 4, [("d6", "red")])
+    folder = sim_folder(tmp_path / "small", 30, 4, [("d6", "red")])
     with pytest.raises(FitError, match=r"held-back wrong rate could be .* teach more rolls"):
         fit_model(folder, tmp_path / "model", FitOptions(min_per_face=1))
 

@@ -148,3 +148,30 @@ def test_from_a_card() -> None:
     assert m.overall.held_back == 36
     with pytest.raises(ValueError, match="min_dice"):
         DriftMonitor.from_card(card, window=10, min_dice=20)
+
+
+def test_a_card_read_end_to_end_is_judged_by_the_share_its_heads_read_surely() -> None:
+    """The live tower sees the dice each head read and how surely: the card's end-to-end figures
+    say the same of the held-back photos, so drift compares those, not the right rate (which
+    counts dice the locator never found, invisible to the live figure)."""
+    die = {
+        "id": "blue d20",
+        "kind": "d20",
+        "colour": "blue",
+        "threshold": 0.9,
+        # 40 of 100 held-back dice right (many not found), but 98 of 100 read by its head read surely
+        "figures": {
+            "dice": 100,
+            "right": 40,
+            "right_interval": [0.303, 0.503],
+            "read_by_die": 100,
+            "sure": 98,
+        },
+    }
+    m = DriftMonitor.from_card({"dice": [die], "held_back": {"dice": 100, "right": 40}})
+    assert m.dice["blue d20"].right == 98 and m.dice["blue d20"].interval[0] > 0.9
+    assert m.overall.held_back == 100 and m.overall.right == 98
+    m.add_reads([("blue d20", 0.95)] * 30 + [("blue d20", 0.5)] * 20)  # 60 % sure: below 98 %
+    assert m.drifting and "60 %" in m.messages()[0] and "98 %" in m.messages()[0]
+    old = {**die, "figures": {"dice": 100, "right": 40, "right_interval": [0.303, 0.503]}}
+    assert DriftMonitor.from_card({"dice": [old]}).dice["blue d20"].right == 40  # an older card: right rate

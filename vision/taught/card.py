@@ -207,8 +207,9 @@ class TaughtDieCard:
         }
 
     @classmethod
-    def from_json(cls, value: Any, where: str) -> TaughtDieCard:
-        """Check every field of one die of the card; ``where`` names it (``taught.json: dice[0]``)."""
+    def from_json(cls, value: Any, where: str, *, open_heads: bool = False) -> TaughtDieCard:
+        """Check every field of one die of the card; ``where`` names it (``taught.json: dice[0]``);
+        ``open_heads``: see :func:`check_card`."""
         obj = _mapping(value, where)
         kind = _kind(obj.get("kind"), _at(where, "kind"))
         try:
@@ -221,6 +222,7 @@ class TaughtDieCard:
         start = _integer(start, _at(where, "rows[0]"), 1, 1_000_000)
         if _integer(end, _at(where, "rows[1]"), 1, 1_000_000) - start != len(faces):
             raise _bad(_at(where, "rows"), f"{obj['rows']} do not hold its {len(faces)} faces")
+        lowest = 0.0 if open_heads else 0.5  # the fit's open read, or (0.5, 1] for every reader
         fallback = obj.get("fallback", False)
         if not isinstance(fallback, bool):
             raise _bad(_at(where, "fallback"), f"fallback must be true or false, not {fallback!r}")
@@ -231,7 +233,7 @@ class TaughtDieCard:
             network,
             faces,
             (start, end),
-            _number(obj.get("threshold"), _at(where, "threshold"), 0.5, 1.0, above=True),
+            _number(obj.get("threshold"), _at(where, "threshold"), lowest, 1.0, above=not open_heads),
             _body(obj.get("body"), _at(where, "body")),
             _figures(obj.get("figures", {}), _at(where, "figures")),
             fallback,
@@ -272,11 +274,14 @@ def _telling(value: Any, dice: tuple[TaughtDieCard, ...], where: str) -> Telling
     return Telling((start, end), [ids.index(d.id) for d in dice], checked)
 
 
-def check_card(card: Any, where: str) -> tuple[tuple[TaughtDieCard, ...], Telling | None]:
+def check_card(
+    card: Any, where: str, *, open_heads: bool = False
+) -> tuple[tuple[TaughtDieCard, ...], Telling | None]:
     """The card's dice and telling head, every value checked; one error naming the field.
 
     ``where`` names the card in errors (its path). Fields the reader does not use are left to
-    the card's hash.
+    the card's hash. ``open_heads`` allows a threshold of 0 to 1 (the fit's held-back read, before
+    it chooses them); every model a reader loads keeps thresholds in (0.5, 1].
     """
     if not isinstance(card, dict) or card.get("schema") != SCHEMA:
         raise TaughtModelError(f"{where}: not a {SCHEMA} card")
@@ -285,7 +290,7 @@ def check_card(card: Any, where: str) -> tuple[tuple[TaughtDieCard, ...], Tellin
         raise TaughtModelError(f"{where}: dice: must list 1 to {MAX_DICE} taught dice")
     dice: list[TaughtDieCard] = []
     for i, value in enumerate(raw):
-        die = TaughtDieCard.from_json(value, f"{where}: dice[{i}]")
+        die = TaughtDieCard.from_json(value, f"{where}: dice[{i}]", open_heads=open_heads)
         for j, other in enumerate(dice):
             if other.id == die.id:
                 raise TaughtModelError(f"{where}: dice[{i}].id: {die.id!r} is dice[{j}]'s id too")

@@ -11,15 +11,17 @@ recent sure-read share is clearly below those.
 
 **The rule.** Per taught die, over its last :data:`WINDOW` reads, once there are at least
 :data:`MIN_DICE` of them, the die is *drifting* when the upper end of the 95 % interval of its
-recent sure-read share is below the lower end of the 95 % interval of its held-back right rate
-(both Clopper-Pearson, :func:`~dicetower.vision.eval.intervals.binomial_bounds`). The two
-intervals do not overlap, so chance is an unlikely cause: with 50 recent reads that takes a fall
-of ten points or more. A read is sure when its confidence reaches the die's threshold (the
-reader then names a face); a die the general reader names as the taught die's kind and colour
-but whose body the taught reader did not recognise counts as a read not made surely (the light
-changed its colour). Sure reads include the few wrong ones, which the tower cannot tell, so the
-comparison leans toward "not drifting". The model as a whole is judged the same way over the
-last :data:`WINDOW` taught dice of any die, against the card's held-back figures of all dice.
+recent sure-read share is below the lower end of the 95 % interval of its held-back share
+(:meth:`Baseline.from_figures`: the share its head read surely on the held-back photos read end to
+end, or an older card's held-back right rate; both Clopper-Pearson,
+:func:`~dicetower.vision.eval.intervals.binomial_bounds`). The two intervals do not overlap, so
+chance is an unlikely cause: with 50 recent reads that takes a fall of ten points or more. A read is
+sure when its confidence reaches the die's threshold (the reader then names a face); a die the
+general reader names as the taught die's kind and colour but whose body the taught reader did not
+recognise counts as a read not made surely (the light changed its colour). Sure reads include the
+few wrong ones, which the tower cannot tell, so the comparison leans toward "not drifting". The
+model as a whole is judged the same way over the last :data:`WINDOW` taught dice of any die, against
+the card's held-back figures of all dice.
 
 The mean confidence of the recent reads is reported beside the share, not judged: the card
 holds no held-back mean to set it against.
@@ -67,12 +69,31 @@ class Baseline:
 
     @classmethod
     def from_figures(cls, identity: str, kind: str, colour: str, threshold: float, figures: Any) -> Baseline:
-        """From a card's figures (``dice``, ``right``, ``right_interval``); missing figures judge nothing."""
+        """From a card's figures; missing figures judge nothing.
+
+        A card whose held-back photos were read end to end gives, per die, the dice its head read
+        there and how many surely (``read_by_die``, ``sure``, ``sure_interval``): what the tower
+        sees live, so that is the baseline. An older card gives the held-back right rate
+        (``dice``, ``right``, ``right_interval``).
+        """
         figures = figures if isinstance(figures, Mapping) else {}
-        held = int(figures.get("dice") or 0)
-        right = int(figures.get("right") or 0)
-        lo, hi = figures.get("right_interval") or (0.0, 1.0)
+        if "read_by_die" in figures and "sure" in figures:
+            held = int(figures.get("read_by_die") or 0)
+            right = int(figures.get("sure") or 0)
+            lo, hi = figures.get("sure_interval") or binomial_bounds(right, held)
+        else:
+            held = int(figures.get("dice") or 0)
+            right = int(figures.get("right") or 0)
+            lo, hi = figures.get("right_interval") or (0.0, 1.0)
         return cls(identity, kind, colour, float(threshold), held, right, (float(lo), float(hi)))
+
+    @classmethod
+    def summed(cls, dice: Sequence[Baseline]) -> Baseline:
+        """The model as a whole: every die's held-back reads and sure reads summed."""
+        held = sum(b.held_back for b in dice)
+        right = sum(b.right for b in dice)
+        lo, hi = binomial_bounds(right, held) if held else (0.0, 1.0)
+        return cls("", "", "", 0.0, held, right, (lo, hi))
 
 
 @dataclass(frozen=True)
@@ -185,7 +206,14 @@ class DriftMonitor:
             )
             for d in card.get("dice", ())
         ]
-        overall = Baseline.from_figures("", "", "", 0.0, card.get("held_back"))
+        read_end_to_end = all(
+            isinstance(d.get("figures"), Mapping) and "sure" in d["figures"] for d in card.get("dice", ())
+        )
+        overall = (
+            Baseline.summed(dice)
+            if dice and read_end_to_end
+            else Baseline.from_figures("", "", "", 0.0, card.get("held_back"))
+        )
         return cls(dice, overall, **kwargs)
 
     def add(self, identity: str, confidence: Read) -> None:

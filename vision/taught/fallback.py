@@ -2,14 +2,16 @@
 
 Why: a taught head sits on a general network's features at one turn of the die (:mod:`.features`),
 so it abstains on dice the general numeral reader still reads surely, by searching more turns and
-centres (:class:`~dicetower.vision.faces.glyphs.GlyphReader`). Taking that answer is right for
-some dice and wrong for others: on the simulated tower's red d10t and blue d20 it reads most of the
-dice the head left unreadable and none wrong; on the white d10 it reads them wrong (a 6 and a 9,
-a 1 and a 7). So it is a fact measured per die on the held-back rolls (:func:`held_back_fallback`):
-the fit turns it on for a die only when it read some of the held-back dice the head abstained on
-and none of them wrong, and the card records those counts.
+centres (:class:`~dicetower.vision.faces.glyphs.GlyphReader`). Taking that answer is right for some
+dice and wrong for others: on the simulated tower's red d10t and blue d20 it reads most of the dice
+the head left unreadable and none wrong; on the white d10 it reads them wrong (a 6 and a 9, a 1 and
+a 7). So it is a fact measured per die on the held-back photos read end to end (:mod:`.heldback`):
+the fit turns it on for a die only when it read some of the held-back dice the head abstained on and
+none of them wrong, and the card records those counts.
 
-The answer is the general reader's own: the numeral network must name the die's kind, and its face
+For a pip d6 the answer is the general reader's own reading of the die (:func:`reading_answer`),
+already made when the dice were located. For a numeral die it is asked of the general numeral
+reader: the numeral network must name the die's kind, and its face
 stands as :func:`~dicetower.vision.faces.glyphs.with_glyph` decides, kept to the die's faces; a
 die under its kind's imaging budget (:func:`~dicetower.vision.kinds.min_px_of`) gets none, as the
 general reader gives none.
@@ -18,17 +20,16 @@ general reader gives none.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from ..faces.glyphs import GlyphReader, with_glyph
 from ..faces.numerals import NumeralReader
 from ..kinds import KINDS, NUMERAL_KINDS, label_of, min_px_of
-from ..reading import UnreadableReason
+from ..reading import DieReading, ReadStatus, UnreadableReason
 from .model import TaughtRead
 
-__all__ = ["Box", "GeneralAnswer", "can_fall_back", "held_back_fallback"]
+__all__ = ["READING_KINDS", "Box", "GeneralAnswer", "can_fall_back", "needs_answer", "reading_answer"]
 
 #: A die's box in frame pixels: x, y, width, height.
 Box = tuple[float, float, float, float]
@@ -37,9 +38,27 @@ Box = tuple[float, float, float, float]
 FALLBACK_KINDS: frozenset[str] = frozenset(KINDS[k].label for k in NUMERAL_KINDS if KINDS[k].label != "d6")
 
 
+#: Label kinds whose general answer is the general reader's own reading of the die (the pip reader
+#: reads every d6 the locator finds, so its answer is already in the reading).
+READING_KINDS: frozenset[str] = frozenset({"d6"})
+
+
 def can_fall_back(kind: str) -> bool:
     """Whether a taught die of label ``kind`` has a general answer to fall back on."""
+    return kind in FALLBACK_KINDS or kind in READING_KINDS
+
+
+def needs_answer(kind: str) -> bool:
+    """Whether that answer is asked of the general numeral reader (:class:`GeneralAnswer`)."""
     return kind in FALLBACK_KINDS
+
+
+def reading_answer(die: DieReading, kind: str, faces: Sequence[int]) -> TaughtRead:
+    """The general reading of ``die`` as an answer for a taught die of ``kind``: its face when it
+    read the die surely as that kind and the face is one of ``faces``, else unreadable."""
+    if die.status is ReadStatus.READ and die.face in faces and label_of(die.kind) == kind:
+        return TaughtRead(die.face, float(die.confidence), None)
+    return TaughtRead(None, 0.0, UnreadableReason.LOW_CONFIDENCE)
 
 
 class GeneralAnswer:
@@ -77,26 +96,3 @@ class GeneralAnswer:
             if read.face is not None and read.face in allowed:
                 out[i] = TaughtRead(read.face, float(read.confidence), None)
         return out
-
-
-def held_back_fallback(
-    answer: GeneralAnswer,
-    kind: str,
-    faces: Sequence[int],
-    unsure: Sequence[tuple[np.ndarray, Box, int]],
-) -> dict[str, Any]:
-    """The general answer on the held-back dice the head left unreadable: ``(frame, box, face)`` each.
-
-    Returns the card's ``fallback`` figures; ``used`` is true when it read at least one of them
-    right and none wrong.
-    """
-    right = wrong = 0
-    for frame, box, face in unsure:
-        read = answer.read(frame, [box], kind, faces)[0]
-        if read.face is None:
-            continue
-        if read.face == face:
-            right += 1
-        else:
-            wrong += 1
-    return {"used": right > 0 and wrong == 0, "asked": len(unsure), "right": right, "wrong": wrong}

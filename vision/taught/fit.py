@@ -2,29 +2,31 @@
 
 For each taught die (:mod:`.teaching`), in the order its photos were rolled:
 
-1. the latest :data:`HOLD_BACK` of its photos are held back; the rest are *fitted*;
-2. each fitted crop is read by each general network the die's kind may use (:mod:`.features`),
+1. photos without boxes are located, or taken as crops when the folder is of crops (:mod:`.located`);
+2. the latest :data:`HOLD_BACK` of the folder's photos (whole photos, every die alike) are held
+   back; the rest are *fitted*;
+3. each fitted crop is read by each general network the die's kind may use (:mod:`.features`),
    turned every way it may land (:mod:`.samples`), and a head over the die's faces is fitted
    on those features (:mod:`.head`), pulled toward the general network's own answer by each
-   of :data:`STRENGTHS`;
-3. each head reads the held-back crops as reading will; the network and strength that read
-   most of them right with none wrong are kept, and the die's threshold is set just above the
-   surest wrong answer there (never below :data:`MIN_THRESHOLD`);
-4. the held-back right, wrong and unreadable counts, their 95 % intervals and the per-face
-   reject rates go into the card;
-5. for a numeral die the general reader reads, the general answer is asked about the held-back
-   dice the head left unreadable (:mod:`.fallback`); the die falls back on it when it read some
-   of them right and none wrong.
+   of :data:`STRENGTHS`; the network and strength that read most held-back crops right are kept;
+4. the held-back photos are read end to end with the model, by the reader ``dicetower eval
+   --taught``, ``roll`` and ``serve`` use (:mod:`.heldback`): each die's threshold, and whether
+   it falls back on the general answer (:mod:`.fallback`), are chosen on that read, and the
+   card's figures are that read's, a die not found counted as not right. The held-back photos
+   are written beside the model (``MODEL/held-back``), so ``dicetower eval MODEL/held-back
+   --taught MODEL`` prints the card's counts.
 
 The fit refuses, naming the die and the faces, when a face was named fewer than
 :data:`MIN_PER_FACE` times, and when the held-back wrong rate could be over
-:data:`MAX_WRONG` (its one-sided 95 % upper bound over every taught die's held-back crops).
+:data:`MAX_WRONG` (its one-sided 95 % upper bound over every taught die's held-back dice).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,17 +37,28 @@ from typing import Any
 import numpy as np
 
 from ..eval.intervals import binomial_bounds, binomial_upper
+from ..manifest import read_manifest
 from .body import learn_body
 from .card import CARD, SCHEMA, TaughtDieCard, network_file, seal_card
-from .fallback import GeneralAnswer, can_fall_back, held_back_fallback
+from .fallback import GeneralAnswer, needs_answer
 from .features import NETWORKS, Backbone, Network, TaughtModelError, networks_for
 from .head import Head, fit_head
+from .heldback import (
+    HELD_BACK_DIR,
+    MIN_THRESHOLD,
+    THRESHOLD_MARGIN,
+    calibrate,
+    read_held_back,
+    write_held_back,
+)
+from .located import InputForm, Locate, locate_examples
 from .model import TaughtModel
 from .onnxfile import write_taught_network
-from .photos import check_tray, load_teach_photos
-from .samples import Sample, SampleCache, example_box
-from .teaching import TaughtDie, hold_back_split, read_teaching_set
-from .telling import IDENTITY_NETWORK, fit_telling
+from .photo_checks import check_tray, checked_photos
+from .photo_store import PhotoStore
+from .samples import Sample, SampleCache
+from .teaching import TaughtDie, TeachingSet, held_back_line, read_teaching_set, split_at
+from .telling import IDENTITY_NETWORK, Telling, fit_telling
 from .tray import derive_tray
 
 __all__ = [
@@ -68,10 +81,6 @@ MIN_PER_FACE = 8
 MAX_WRONG = 0.01
 #: The pulls toward the general answer tried; the held-back crops choose one per die.
 STRENGTHS = (1e-3, 1e-2, 1e-1, 1.0)
-#: No threshold is set below this.
-MIN_THRESHOLD = 0.95
-#: Above the surest wrong held-back answer by this much.
-THRESHOLD_MARGIN = 0.01
 
 
 class FitError(TaughtModelError, ValueError):
@@ -89,6 +98,9 @@ class FitOptions:
     #: only those; a tower's teach folder shows every face and leaves this off
     seen_faces_only: bool = False
     tray: Path | None = None  #: an empty-tray photo to use instead of the folder's
+    #: each image without a box is one die's crop (:mod:`.located`); else such images are
+    #: crops only when crop-sized, and photos otherwise, each die located
+    crops: bool = False
 
 
 @dataclass
@@ -101,43 +113,17 @@ class FitResult:
     seconds: float = 0.0
 
 
+def _load_photos(teaching: TeachingSet, log: Callable[[str], None]) -> PhotoStore:
+    photos = PhotoStore(checked_photos(teaching))  # every header checked before a photo is decoded
+    if photos.bad:
+        log(f"skipped {photos.bad} photos that could not be read")
+    return photos
+
+
 def _choose_threshold(conf: np.ndarray, right: np.ndarray) -> float:
     wrong = conf[~right]
     surest_wrong = float(wrong.max()) if len(wrong) else 0.0
     return min(1.0, max(MIN_THRESHOLD, surest_wrong + THRESHOLD_MARGIN))
-
-
-def _figures(
-    faces: tuple[int, ...], labels: np.ndarray, pred: np.ndarray, conf: np.ndarray, thr: float
-) -> dict[str, Any]:
-    """Held-back right, wrong, unreadable with 95 % intervals, and per-face reject rates."""
-    n = len(labels)
-    sure = conf >= thr
-    right = int((sure & (pred == labels)).sum())
-    wrong = int((sure & (pred != labels)).sum())
-    lo, hi = binomial_bounds(right, n) if n else (0.0, 1.0)
-    per_face: dict[str, Any] = {}
-    rates = []
-    for f in faces:
-        m = labels == f
-        k = int(m.sum())
-        if k == 0:
-            continue
-        rejected = int((m & ~sure).sum())
-        rate = rejected / k
-        rates.append(max(rate, 0.01))
-        per_face[str(f)] = {"crops": k, "rejected": rejected, "reject_rate": round(rate, 4)}
-    return {
-        "dice": n,
-        "right": right,
-        "wrong": wrong,
-        "unreadable": n - right - wrong,
-        "right_rate": round(right / n, 4) if n else None,
-        "right_interval": [round(lo, 4), round(hi, 4)],
-        "wrong_upper": round(binomial_upper(wrong, n), 4) if n else 1.0,
-        "reject_ratio": round(max(rates) / min(rates), 2) if rates else None,
-        "per_face": per_face,
-    }
 
 
 @dataclass
@@ -149,7 +135,6 @@ class _Fitted:
     strength: float
     figures: dict[str, Any]
     body: Any
-    fallback: bool = False
 
 
 def _held_back_right(head: Head, held: Sample) -> tuple[int, float]:
@@ -168,7 +153,7 @@ def _fit_die(
     opts: FitOptions,
 ) -> _Fitted:
     """The die's best head: every network of its kind, every strength, judged on the held-back rolls."""
-    fitted_ex, _held_ex = hold_back_split(die.examples, opts.hold_back)
+    fitted_ex, _held_ex = split_at(die.examples, samples.cut)
     best: tuple[int, Network, float, Head, float, Sample] | None = None
     body_source: Sample | None = None
     for network in networks_for(die.kind):
@@ -190,10 +175,8 @@ def _fit_die(
             fit.features, fit.labels, fit.crops + held.crops, fit.sides + held.sides, 0
         )
     assert best is not None and body_source is not None
-    _right, network, strength, head, thr, held = best
-    p = head.probabilities(held.features)
-    figures = _figures(faces, held.labels, np.array(faces)[p.argmax(axis=1)], p.max(axis=1), thr)
-    figures["fitted_photos"] = len({e.line for e in fitted_ex})
+    _right, network, strength, head, thr, _held = best
+    figures = {"fitted_photos": len({e.line for e in fitted_ex})}
     body = learn_body(body_source.crops, body_source.sides)
     return _Fitted(die, network, head, thr, strength, figures, body)
 
@@ -206,26 +189,6 @@ def _general_answer() -> GeneralAnswer | None:
     if general.numerals is None or general.glyphs is None:
         return None
     return GeneralAnswer(general.numerals, general.glyphs)
-
-
-def _decide_fallback(
-    f: _Fitted, faces: tuple[int, ...], samples: SampleCache, opts: FitOptions, answer: GeneralAnswer
-) -> None:
-    """Ask the general answer about the held-back dice ``f``'s head left unreadable; record it."""
-    _fitted, held_ex = hold_back_split(f.die.examples, opts.hold_back)
-    held_ex = [e for e in held_ex if e.image in samples.photos]
-    held = samples.get(f.die, faces, f.network, fitted=False)
-    if len(held.labels) != len(held_ex):  # one row per held-back example, as reading reads it
-        raise TaughtModelError(f"{f.die.id}: held-back rows do not match its examples")
-    conf = f.head.probabilities(held.features).max(axis=1)
-    unsure = []
-    for row in np.flatnonzero(conf < f.threshold):
-        e = held_ex[int(row)]
-        frame, scale = samples.photos[e.image]
-        unsure.append((frame, example_box(e, frame, scale), e.face))
-    figures = held_back_fallback(answer, f.die.kind, faces, unsure)
-    f.figures["fallback"] = figures
-    f.fallback = bool(figures["used"])
 
 
 def _check_counts(die: TaughtDie, faces: tuple[int, ...], opts: FitOptions) -> None:
@@ -271,71 +234,30 @@ def _one_blas_thread() -> Iterator[None]:
         yield
 
 
-def _fit_model(
-    folder: str | Path,
-    out: str | Path,
-    options: FitOptions | None,
-    log: Callable[[str], None],
-    command: str,
-) -> FitResult:
-    opts = options or FitOptions()
-    t0 = time.perf_counter()
-    if opts.tray is not None:
-        check_tray(opts.tray)  # a tray asked for that cannot be read stops the fit before it starts
-    teaching = read_teaching_set(folder)
-    notes = list(teaching.notes)
-    for note in notes:
-        log(note)
-    if not teaching.dice:
-        raise FitError(
-            f"{folder}: no named die of a kind the tower can be taught (d6, d8, d10, d10t, d12, d20)"
-        )
-    die_faces: dict[str, tuple[int, ...]] = {}
-    for die in teaching.dice:
-        counts = die.counts()
-        if opts.seen_faces_only:
-            faces = tuple(f for f in die.faces if counts.get(f, 0) > 0)
-            if len(faces) < 2:
-                raise FitError(f"{die.id}: only one face named; a reader needs at least two")
-            _check_counts(die, faces, opts)
-        else:
-            faces = die.faces
-            _check_counts(die, faces, opts)
-        die_faces[die.id] = faces
-    photos = load_teach_photos(teaching, log)
-    wanted = {n for die in teaching.dice for n in networks_for(die.kind)}
-    if len(teaching.dice) > 1:
-        wanted.add(IDENTITY_NETWORK)
-    nets = {n: Backbone(NETWORKS[n]) for n in wanted}
-    samples = SampleCache(nets, photos, opts.hold_back)
-    fitted: list[_Fitted] = []
-    for die in teaching.dice:
-        log(f"fitting the {die.id} ({len(die.examples)} crops)")
-        fitted.append(_fit_die(die, die_faces[die.id], samples, opts))
-    answer = _general_answer() if any(can_fall_back(f.die.kind) for f in fitted) else None
-    for f in fitted:
-        if answer is not None and can_fall_back(f.die.kind):
-            _decide_fallback(f, die_faces[f.die.id], samples, opts, answer)
-    telling = fit_telling(teaching.dice, die_faces, samples) if len(teaching.dice) > 1 else None
-    if telling is not None:
-        log(f"telling the dice apart: {telling.figures['right']} of {telling.figures['dice']} held-back dice")
-    dice_held = sum(f.figures["dice"] for f in fitted)
-    wrong_held = sum(f.figures["wrong"] for f in fitted)
-    right_held = sum(f.figures["right"] for f in fitted)
-    wrong_upper = binomial_upper(wrong_held, dice_held) if dice_held else 1.0
-    if wrong_upper > opts.max_wrong:
-        raise FitError(
-            f"the held-back wrong rate could be {wrong_upper:.1%} ({wrong_held} wrong of {dice_held}"
-            f" held-back dice), over {opts.max_wrong:.1%}: teach more rolls, so more are held back"
-        )
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    for stale in (
-        *(network_file(n) for n in Network),
-        "tray.png",
-        CARD,
-    ):  # a model replaced leaves none of its files
-        (out / stale).unlink(missing_ok=True)
+def _locator() -> Locate:
+    """The general reader that locates dice (numeral kinds on), as a ``(frame, tray) -> Reading``."""
+    from ..reader import open_reader
+
+    return open_reader(None, numerals=True).read
+
+
+def _counts(n: int, right: int, wrong: int, extra: dict[str, Any]) -> dict[str, Any]:
+    lo, hi = binomial_bounds(right, n) if n else (0.0, 1.0)
+    return {
+        "dice": n,
+        "right": right,
+        "wrong": wrong,
+        "unreadable": n - right - wrong,
+        **extra,
+        "right_interval": [round(lo, 4), round(hi, 4)],
+        "wrong_upper": round(binomial_upper(wrong, n), 4) if n else 1.0,
+    }
+
+
+def _write_networks(
+    fitted: list[_Fitted], nets: dict[Network, Backbone], telling: Telling | None, out: Path
+) -> list[TaughtDieCard]:
+    """Write each network with its dice's heads (and the telling head) below its rows; the dice's cards."""
     cards: list[TaughtDieCard] = []
     for network in Network:
         mine = [f for f in fitted if f.network is network]
@@ -345,6 +267,7 @@ def _fit_model(
         row = len(net.bias)  # the general rows come first: reading a glyph die turns on them
         for f in mine:
             n = len(f.head.faces)
+            figures = {**f.figures, "strength": f.strength}
             cards.append(
                 TaughtDieCard(
                     f.die.id,
@@ -353,10 +276,9 @@ def _fit_model(
                     network,
                     f.head.faces,
                     (row, row + n),
-                    f.threshold,
+                    0.0,
                     f.body,
-                    {**f.figures, "strength": f.strength},
-                    f.fallback,
+                    figures,
                 )
             )
             row += n
@@ -373,51 +295,170 @@ def _fit_model(
         weights = np.vstack([net.weights, telling.head.weights])
         bias = np.concatenate([net.bias, telling.head.bias])
         write_taught_network(net.path, out / network_file(IDENTITY_NETWORK), weights, bias)
-    tray_note = derive_tray(teaching, out / "tray.png", opts.tray)
-    notes.append(tray_note)
-    log(tray_note)
-    lo, hi = binomial_bounds(right_held, dice_held) if dice_held else (0.0, 1.0)
-    fell_back = sum(f.figures["fallback"]["right"] for f in fitted if f.fallback)
-    lo_fb, hi_fb = binomial_bounds(right_held + fell_back, dice_held) if dice_held else (0.0, 1.0)
-    seconds = time.perf_counter() - t0
-    card = {
-        "schema": SCHEMA,
-        "what": "a reader taught on one tower's own dice: the general networks' features, a head per die",
-        "command": command,
-        "folder": str(Path(folder)),
-        "photos": teaching.lines,
-        "held_back_share": opts.hold_back,
-        "seen_faces_only": opts.seen_faces_only,
-        "held_back": {
-            "dice": dice_held,
-            "right": right_held,
-            "wrong": wrong_held,
-            "unreadable": dice_held - right_held - wrong_held,
-            "right_interval": [round(lo, 4), round(hi, 4)],
-            "wrong_upper": round(wrong_upper, 4),
-        },
-        # the same dice read as the model reads them: heads, and the general answer where chosen
-        "held_back_read": {
-            "dice": dice_held,
-            "right": right_held + fell_back,
-            "wrong": wrong_held,
-            "unreadable": dice_held - right_held - fell_back - wrong_held,
-            "right_interval": [round(lo_fb, 4), round(hi_fb, 4)],
-            "wrong_upper": round(wrong_upper, 4),
-        },
-        "networks": {
-            n.value: {"model": net.spec.model, "sha256": _sha256(net.path)} for n, net in nets.items()
-        },
-        "fit_seconds": round(seconds, 1),
-        "notes": notes,
-        "dice": [c.to_json() for c in cards],
-        "telling": None if telling is None else telling.to_json(),
-    }
-    card = seal_card(card, out)  # every file written above hashed, and the card itself
+    return cards
+
+
+def _write_card(out: Path, card: dict[str, Any]) -> dict[str, Any]:
+    """Write ``card`` sealed: every model file written in ``out`` hashed, and the card itself."""
+    sealed = seal_card(card, out)
     tmp = out / f".{CARD}.tmp"
-    tmp.write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(sealed, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out / CARD)
-    TaughtModel(out)  # the model is loaded as reading will load it: what the fit writes, the load accepts
+    return sealed
+
+
+def _move_into(staging: Path, out: Path) -> None:
+    """Replace ``out``'s model files with ``staging``'s (a model replaced leaves none of its files)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in (*(network_file(n) for n in Network), "tray.png", CARD):
+        (out / stale).unlink(missing_ok=True)
+    if (out / HELD_BACK_DIR).is_dir():
+        shutil.rmtree(out / HELD_BACK_DIR)
+    for item in sorted(staging.iterdir(), key=lambda p: p.name == CARD):  # the card last
+        os.replace(item, out / item.name)
+
+
+def _fit_model(
+    folder: str | Path,
+    out: str | Path,
+    options: FitOptions | None,
+    log: Callable[[str], None],
+    command: str,
+) -> FitResult:
+    opts = options or FitOptions()
+    t0 = time.perf_counter()
+    if opts.tray is not None:
+        check_tray(opts.tray)  # a tray asked for that cannot be read stops the fit before it starts
+    folder = Path(folder)
+    teaching = read_teaching_set(folder)
+    notes = list(teaching.notes)
+    for note in notes:
+        log(note)
+    photos = _load_photos(teaching, log)
+    form: InputForm = locate_examples(teaching, photos, crops=opts.crops, locate=_locator)
+    if form.note():
+        notes.append(str(form.note()))
+        log(str(form.note()))
+    teaching.dice = [d for d in teaching.dice if d.examples]
+    if not teaching.dice:
+        raise FitError(
+            f"{folder}: no named die of a kind the tower can be taught (d6, d8, d10, d10t, d12, d20)"
+            + (" whose photo could be located" if form.refused else "")
+        )
+    die_faces: dict[str, tuple[int, ...]] = {}
+    for die in teaching.dice:
+        counts = die.counts()
+        if opts.seen_faces_only:
+            faces = tuple(f for f in die.faces if counts.get(f, 0) > 0)
+            if len(faces) < 2:
+                raise FitError(f"{die.id}: only one face named; a reader needs at least two")
+        else:
+            faces = die.faces
+        _check_counts(die, faces, opts)
+        die_faces[die.id] = faces
+    cut = held_back_line((e.line for d in teaching.dice for e in d.examples), opts.hold_back)
+    wanted = {n for die in teaching.dice for n in networks_for(die.kind)}
+    if len(teaching.dice) > 1:
+        wanted.add(IDENTITY_NETWORK)
+    nets = {n: Backbone(NETWORKS[n]) for n in wanted}
+    samples = SampleCache(nets, photos, cut)
+    fitted: list[_Fitted] = []
+    for die in teaching.dice:
+        log(f"fitting the {die.id} ({len(die.examples)} crops)")
+        fitted.append(_fit_die(die, die_faces[die.id], samples, opts))
+    telling = fit_telling(teaching.dice, die_faces, samples) if len(teaching.dice) > 1 else None
+    if telling is not None:
+        log(f"telling the dice apart: {telling.figures['right']} of {telling.figures['dice']} held-back dice")
+    del samples, photos  # the held-back photos are read again from disk, as eval reads them
+    answer = _general_answer() if any(needs_answer(f.die.kind) for f in fitted) else None
+    out = Path(out)
+    staging = out.parent / f".{out.name}.fitting"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    try:
+        cards = _write_networks(fitted, nets, telling, staging)
+        tray_note = derive_tray(teaching, staging / "tray.png", opts.tray)
+        notes.append(tray_note)
+        log(tray_note)
+        held_entries = [e for e in read_manifest(folder, unnamed=True) if e.line >= cut]
+        held_photos = write_held_back(held_entries, {d.id for d in teaching.dice}, staging / HELD_BACK_DIR)
+        card: dict[str, Any] = {
+            "schema": SCHEMA,
+            "what": "a reader taught on one tower's own dice: the general networks' features, a head per die",
+            "command": command,
+            "folder": str(folder),
+            "photos": teaching.lines,
+            "input": form.to_json(),
+            "held_back_share": opts.hold_back,
+            "held_back_photos": {"folder": HELD_BACK_DIR, "photos": held_photos, "first_line": cut},
+            "seen_faces_only": opts.seen_faces_only,
+            "networks": {
+                n.value: {"model": net.spec.model, "sha256": _sha256(net.path)} for n, net in nets.items()
+            },
+            "dice": [c.to_json() for c in cards],  # threshold 0 and no fallback: every head answers
+            "telling": None if telling is None else telling.to_json(),
+        }
+        _write_card(staging, card)
+        log(f"reading the {held_photos} held-back photos end to end")
+        reader, reads = read_held_back(staging / HELD_BACK_DIR, TaughtModel(staging, open_heads=True))
+        cal = calibrate(reader, reads, cards, answer)
+        totals = cal.report.totals
+        dice_held, right_held, wrong_held = cal.report.dice, totals["correct"], totals["wrong"]
+        wrong_upper = binomial_upper(wrong_held, dice_held) if dice_held else 1.0
+        if wrong_upper > opts.max_wrong:
+            raise FitError(
+                f"the held-back wrong rate could be {wrong_upper:.1%} ({wrong_held} wrong of {dice_held}"
+                f" held-back dice), over {opts.max_wrong:.1%}: teach more rolls, so more are held back"
+            )
+        final = []
+        for c in cards:
+            figures = {**c.figures, **cal.per_die[c.id]}
+            fallback = bool(cal.fallback.get(c.id, {}).get("used", False))
+            final.append(
+                TaughtDieCard(
+                    c.id,
+                    c.kind,
+                    c.colour,
+                    c.network,
+                    c.faces,
+                    c.rows,
+                    cal.thresholds[c.id],
+                    c.body,
+                    figures,
+                    fallback,
+                )
+            )
+        held = _counts(
+            dice_held,
+            right_held,
+            wrong_held,
+            {
+                "rejected": totals["rejected"],
+                "missed": totals["missed"],
+                "false_finds": cal.report.false_positives,
+                "false_finds_read": cal.report.false_positives_read,
+            },
+        )
+        seconds = time.perf_counter() - t0
+        card.update(
+            {
+                # read end to end as the model reads: heads, the general answer where chosen, dice not
+                # found counted as not right; held_back_read is the same read (kept for readers of the card)
+                "held_back": held,
+                "held_back_read": dict(held),
+                "threshold_chosen_on": "the held-back photos read end to end",
+                "fit_seconds": round(seconds, 1),
+                "notes": notes,
+                "dice": [c.to_json() for c in final],
+            }
+        )
+        card = _write_card(staging, card)
+        _move_into(staging, out)
+        TaughtModel(out)  # loaded as reading will load it: what the fit writes, the load accepts
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
     return FitResult(out, card, notes, seconds)
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "TaughtDieCard",
     "TaughtModel",
     "TaughtRead",
+    "judged",
     "network_file",
 ]
 
@@ -131,6 +132,13 @@ class TaughtRead:
     reason: UnreadableReason | None
 
 
+def judged(face: int, confidence: float, threshold: float) -> TaughtRead:
+    """A head's answer at ``threshold``: the face when at least that sure, else ``low_confidence``."""
+    if confidence >= threshold:
+        return TaughtRead(face, confidence, None)
+    return TaughtRead(None, confidence, UnreadableReason.LOW_CONFIDENCE)
+
+
 class TaughtModel:
     """A taught model loaded from its folder; load once, reuse.
 
@@ -141,7 +149,9 @@ class TaughtModel:
         reads = model.read(die, frame, [box])
     """
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, *, open_heads: bool = False) -> None:
+        """``open_heads``: the fit's own read of its held-back photos, before it has chosen the
+        thresholds: every head answers (threshold 0 allowed). A reader never loads a model so."""
         self.folder = Path(folder)
         path = self.folder / CARD
         if not path.exists():
@@ -157,7 +167,7 @@ class TaughtModel:
         except (UnicodeDecodeError, ValueError) as exc:
             raise TaughtModelError(f"{path}: not a taught model's card ({exc})") from None
         where = str(path)
-        self.dice, telling = check_card(card, where)
+        self.dice, telling = check_card(card, where, open_heads=open_heads)
         check_card_digest(card, where)
         files = _model_files(self.folder, card[FILES], where)
         self.card: dict[str, Any] = card
@@ -255,9 +265,5 @@ class TaughtModel:
         for box in boxes:
             p = self.probabilities(die, frame, box)
             k = int(np.argmax(p))
-            conf = float(p[k])
-            if conf >= die.threshold:
-                reads.append(TaughtRead(die.faces[k], conf, None))
-            else:
-                reads.append(TaughtRead(None, conf, UnreadableReason.LOW_CONFIDENCE))
+            reads.append(judged(die.faces[k], float(p[k]), die.threshold))
         return reads

@@ -28,10 +28,18 @@ from ..kinds import label_of
 from ..reader import FrameReader, open_reader
 from ..reading import DieReading, Reading, ReadStatus, UnreadableReason
 from .body import MAX_DELTA_E, body_distance, colour_distance
-from .fallback import Box, GeneralAnswer
+from .fallback import READING_KINDS, Box, GeneralAnswer, reading_answer
 from .model import TaughtDieCard, TaughtModel, TaughtRead
 
-__all__ = ["FORBIDDEN", "REREAD", "TELL_WEIGHT", "TaughtFrameReader", "open_taught_reader", "rereads"]
+__all__ = [
+    "FORBIDDEN",
+    "REREAD",
+    "TELL_WEIGHT",
+    "TaughtFrameReader",
+    "open_taught_reader",
+    "rereads",
+    "taught_die_reading",
+]
 
 #: Delta E of cost per nat of the telling head's doubt that a die is a taught die.
 TELL_WEIGHT = 10.0
@@ -55,12 +63,31 @@ def rereads(die: DieReading) -> bool:
     return die.reason is UnreadableReason.TOO_SMALL and not is_too_small(die.box)
 
 
+def taught_die_reading(die: DieReading, taught: TaughtDieCard, read: TaughtRead) -> DieReading:
+    """``die`` as its taught die read it: the taught kind, and the face or the reason it has none.
+
+    One function for the reader and for the fit's held-back figures (:mod:`.heldback`), so the card
+    counts what reading reports.
+    """
+    return replace(
+        die,
+        kind=taught.kind,
+        face=read.face,
+        status=ReadStatus.READ if read.face is not None else ReadStatus.UNREADABLE,
+        reason=read.reason,
+        confidence=read.confidence,
+        face_centre=None,
+    )
+
+
 class TaughtFrameReader:
     """A :class:`~dicetower.vision.reading.DiceReader` over a taught model. Build with
     :func:`open_taught_reader`; call :meth:`read` per frame.
 
     ``last_taught`` holds the confidences of the taught dice of the last frame, for a running
-    figure of how sure the taught reader is (the tower's drift check).
+    figure of how sure the taught reader is (the tower's drift check); ``last_heads`` maps each
+    of those dice's index in the reading to its taught die and its head's own answer, before the
+    general answer stood in (the fit chooses thresholds on it, :mod:`.heldback`).
     """
 
     def __init__(
@@ -71,6 +98,9 @@ class TaughtFrameReader:
         #: the general answer for the dice whose card falls back on it (None: no die does)
         self.fallback = fallback
         self.last_taught: list[tuple[str, float]] = []
+        self.last_heads: dict[int, tuple[str, TaughtRead]] = {}
+        #: the general reader's own reading of each of those dice, before its taught die read it
+        self.last_general: dict[int, DieReading] = {}
 
     def match(self, frame: np.ndarray, dice: list[DieReading]) -> list[TaughtDieCard | None]:
         """The taught die each of ``dice`` is, or None: the pairing at least total cost.
@@ -122,34 +152,47 @@ class TaughtFrameReader:
                 wanted.setdefault(taught.id, []).append(i)
                 cards[taught.id] = taught
         self.last_taught = []
+        self.last_heads = {}
+        self.last_general = {}
         for identity, indices in wanted.items():
             taught = cards[identity]
-            head = self.model.read(taught, frame, [dice[i].box for i in indices])
-            reads = self._fall_back(taught, frame, [dice[i].box for i in indices], head)
-            for i, r, h in zip(indices, reads, head, strict=True):
-                dice[i] = replace(
-                    dice[i],
-                    kind=taught.kind,
-                    face=r.face,
-                    status=ReadStatus.READ if r.face is not None else ReadStatus.UNREADABLE,
-                    reason=r.reason,
-                    confidence=r.confidence,
-                    face_centre=None,
-                )
+            general = [dice[i] for i in indices]
+            head = self.model.read(taught, frame, [d.box for d in general])
+            reads = self.fall_back(taught, frame, [d.box for d in general], head, general)
+            for i, r, h, g in zip(indices, reads, head, general, strict=True):
+                dice[i] = taught_die_reading(g, taught, r)
+                self.last_heads[i] = (identity, h)
+                self.last_general[i] = g
                 # drift follows the head's own sureness, as the card's held-back figures do
                 self.last_taught.append((identity, h.confidence))
         timings = {**reading.timings_ms, "taught": (time.perf_counter() - t0) * 1000.0}
         return replace(reading, dice=tuple(dice), timings_ms=timings)
 
-    def _fall_back(
-        self, taught: TaughtDieCard, frame: np.ndarray, boxes: list[Box], head: list[TaughtRead]
+    def fall_back(
+        self,
+        taught: TaughtDieCard,
+        frame: np.ndarray,
+        boxes: list[Box],
+        head: list[TaughtRead],
+        general_dice: list[DieReading] | None = None,
     ) -> list[TaughtRead]:
-        """``head``, with the general answer where the head is unsure and the card falls back."""
+        """``head``, with the general answer where the head is unsure and the card falls back.
+
+        A pip d6's general answer is the general reader's own reading of it (``general_dice``, one a
+        box); a numeral die's is asked of the general numeral reader.
+        """
         unsure = [k for k, r in enumerate(head) if r.face is None]
-        if not (taught.fallback and self.fallback is not None and unsure):
+        if not (taught.fallback and unsure):
             return head
         reads = list(head)
-        general = self.fallback.read(frame, [boxes[k] for k in unsure], taught.kind, taught.faces)
+        if taught.kind in READING_KINDS:
+            if general_dice is None:
+                return head
+            general = [reading_answer(general_dice[k], taught.kind, taught.faces) for k in unsure]
+        elif self.fallback is not None:
+            general = self.fallback.read(frame, [boxes[k] for k in unsure], taught.kind, taught.faces)
+        else:
+            return head
         for k, g in zip(unsure, general, strict=True):
             if g.face is not None:
                 reads[k] = g

@@ -13,6 +13,7 @@ What the head is fitted on must be what it reads later, turned every way a die l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import numpy as np
 
 from ..faces.pips import crop_die
 from .features import READ_TURNS, TURN_STEP, Backbone, Network, network_crops, upright_turns
-from .teaching import Example, TaughtDie, hold_back_split
+from .teaching import Example, TaughtDie, split_at
 
 __all__ = ["WHOLE_TURN", "Sample", "SampleCache", "example_box", "read_turns", "sample"]
 
@@ -59,7 +60,7 @@ def sample(
     kind: str,
     faces: tuple[int, ...],
     examples: list[Example],
-    photos: dict[Path, Any],
+    photos: Mapping[Path, Any],
     *,
     fitted: bool,
 ) -> Sample:
@@ -99,17 +100,18 @@ class SampleCache:
     """Each (die, network, side) sampled once: a die's numeral-network features serve its head and
     the telling of the dice apart (:mod:`.telling`) alike."""
 
-    def __init__(self, nets: dict[Network, Backbone], photos: dict[Path, Any], hold_back: float) -> None:
+    def __init__(self, nets: dict[Network, Backbone], photos: Mapping[Path, Any], cut: int) -> None:
         self.nets = nets
         self.photos = photos
-        self.hold_back = hold_back
+        #: the first held-back manifest line (:func:`~.teaching.held_back_line`), for every die alike
+        self.cut = cut
         self._done: dict[tuple[str, Network, bool], Sample] = {}
 
     def get(self, die: TaughtDie, faces: tuple[int, ...], network: Network, *, fitted: bool) -> Sample:
         """The die's fitted (or held-back) examples as ``network`` reads them."""
         key = (die.id, network, fitted)
         if key not in self._done:
-            fitted_ex, held_ex = hold_back_split(die.examples, self.hold_back)
+            fitted_ex, held_ex = split_at(die.examples, self.cut)
             examples = fitted_ex if fitted else held_ex
             self._done[key] = sample(
                 self.nets[network], die.kind, faces, examples, self.photos, fitted=fitted

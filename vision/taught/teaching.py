@@ -12,7 +12,7 @@ not fitted on; a threshold chosen on the fitted crops is too low for later rolls
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,10 +29,12 @@ __all__ = [
     "TaughtDie",
     "TeachingSet",
     "die_id",
+    "held_back_line",
     "hold_back_split",
     "load_photo",
     "read_teaching_set",
     "slug",
+    "split_at",
 ]
 
 #: Most photos one fit reads (bounds memory and time: 700 photos fit in minutes).
@@ -151,18 +153,25 @@ def read_teaching_set(folder: str | Path) -> TeachingSet:
     return TeachingSet(folder, ordered, lines, references, notes)
 
 
+def held_back_line(lines: Iterable[int], share: float) -> int:
+    """The first manifest line held back when the latest ``share`` of ``lines`` (photos) is."""
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"the held-back share must be between 0 and 1, got {share}")
+    ordered = sorted(set(lines))
+    return ordered[int(np.floor(len(ordered) * (1.0 - share)))] if ordered else 0
+
+
+def split_at(examples: list[Example], cut: int) -> tuple[list[Example], list[Example]]:
+    """``(fitted, held back)``: the examples before manifest line ``cut``, and from it on."""
+    return [e for e in examples if e.line < cut], [e for e in examples if e.line >= cut]
+
+
 def hold_back_split(examples: list[Example], share: float) -> tuple[list[Example], list[Example]]:
     """``(fitted, held back)``: the latest ``share`` of the examples' photos is held back.
 
     Whole photos go to one side (by manifest line), so two dice of one throw are never split.
     """
-    if not 0.0 < share < 1.0:
-        raise ValueError(f"the held-back share must be between 0 and 1, got {share}")
-    lines = sorted({e.line for e in examples})
-    cut = lines[int(np.floor(len(lines) * (1.0 - share)))] if lines else 0
-    fitted = [e for e in examples if e.line < cut]
-    held = [e for e in examples if e.line >= cut]
-    return fitted, held
+    return split_at(examples, held_back_line((e.line for e in examples), share))
 
 
 def load_photo(path: Path) -> np.ndarray | None:

@@ -12,7 +12,8 @@ What a *die* is, per dataset (:func:`units`):
   frames. Each photo's die is boxed against the photo's border (``single_die_box``, as the
   numeral training finds it). The six dice and their videos are listed in
   :data:`RSANDRINI_DICE` (looked at by eye: body colour, ink colour and speckle); each die shows
-  only some faces, so each reader answers only among those (``--seen-faces-only``).
+  only some faces, so each reader answers only among those (``--seen-faces-only``). Its photos
+  carry no boxes: the fit locates the die in each (:mod:`dicetower.vision.taught.located`).
 - ``matteop65-d6-wood``, ``skovy-d6-crops``, ``tomitomi3-gray-d6``: one set each; capture order
   is the frame number within each capture run (file-name prefix), the file's timestamp, and the
   index within each face's 200 images.
@@ -23,8 +24,12 @@ The general networks trained on some of these sets' train splits (docs/numerals.
 the d6 reader's card), which flatters their taught figures; ``skovy-d6-crops`` was in no
 general network's training, nor were the rsandrini-d20 *test* videos (reported apart).
 
+Each line says whether the card held (:func:`card_honesty`): the later photos' wrong rate under
+the card's 95 % bound, and their right rate not more than :data:`RIGHT_SLACK` below the card's
+lower bound, dice not found counted as not right on both sides.
+
 Run: ``python -m dicetower.vision.training.taught.protocol --out runs/taught`` (one JSON line per
-unit, and per-set sums).
+unit).
 """
 
 from __future__ import annotations
@@ -45,13 +50,23 @@ from ...imageio import ImageError, load_image_info
 from ...manifest import LabelledDie, ManifestEntry, read_manifest, write_manifest_line
 from ...reader import open_reader
 from ...reading import DiceReader
-from ..single_die_box import boxes_for
 
-__all__ = ["GAP", "RSANDRINI_DICE", "TEACH_SHARE", "Unit", "units", "write_unit"]
+__all__ = [
+    "GAP",
+    "RIGHT_SLACK",
+    "RSANDRINI_DICE",
+    "TEACH_SHARE",
+    "Unit",
+    "card_honesty",
+    "units",
+    "write_unit",
+]
 
 #: Share of each run's photos that teaches, and the gap skipped after it.
 TEACH_SHARE = 1 / 3
 GAP = 0.1
+#: How far below the card's lower bound the later right rate may lie and the card still hold.
+RIGHT_SLACK = 0.05
 #: rsandrini-d20's six physical dice and their videos (background prefix + face), by eye.
 RSANDRINI_DICE: dict[str, tuple[str, ...]] = {
     "orange-white": ("color1", "off-angle_1", "top_10", "top_15"),
@@ -172,22 +187,21 @@ def located(entries: list[ManifestEntry], reader: DiceReader) -> list[ManifestEn
     return out
 
 
-def boxed(entries: list[ManifestEntry], boxes: dict[str, Any]) -> list[ManifestEntry]:
-    """Single-die photos with the die's box found against the photo's border (``single_die_box``).
-
-    Why not the general locator here: on these 45-degree photos on coloured cards it boxes part
-    of a die as often as the whole (53 of 467 test photos missed). Photos with no box found are
-    left out.
-    """
-    out = []
-    for e in entries:
-        box = boxes.get(e.relpath)
-        if box is None or len(e.dice) != 1:
-            continue
-        d = e.dice[0]
-        die = LabelledDie(d.die, d.face, tuple(float(v) for v in box), d.cocked, d.colour)  # type: ignore[arg-type]
-        out.append(ManifestEntry(e.image, (die,), e.line, e.relpath, e.reference, e.manifest))
-    return out
+def card_honesty(card: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """The later photos' figures (eval's JSON) against the card's held-back interval and bound."""
+    held = card["held_back"]
+    n = later["dice"]
+    right = later["correct"] / n if n else 0.0
+    wrong = later["wrong"] / n if n else 0.0
+    return {
+        "later_dice": n,
+        "later_right_rate": round(right, 4),
+        "card_right_interval": held["right_interval"],
+        "right_holds": right >= held["right_interval"][0] - RIGHT_SLACK,
+        "later_wrong_rate": round(wrong, 4),
+        "card_wrong_upper": held["wrong_upper"],
+        "wrong_holds": wrong <= held["wrong_upper"],
+    }
 
 
 def write_unit(entries: list[ManifestEntry], out: Path) -> Path:
@@ -216,10 +230,9 @@ def main(argv: list[str] | None = None) -> int:
 
     for unit in units(a.datasets, [s for s in a.sets.split(",") if s]):
         base = a.out / unit.dataset / unit.name
-        if unit.dataset == "rsandrini-d20":  # single dice: boxed against the photo's border
-            boxes = boxes_for(a.datasets / unit.dataset)
-            teach = write_unit(boxed(unit.teach, boxes), base / "teach")
-            read = write_unit(boxed(unit.read, boxes), base / "read")
+        if unit.dataset == "rsandrini-d20":  # photos without boxes: the fit locates each die
+            teach = write_unit(unit.teach, base / "teach")
+            read = write_unit(unit.read, base / "read")
         else:
             teach = write_unit(located(unit.teach, open_reader()), base / "teach")
             read = write_unit(unit.read, base / "read")
@@ -232,8 +245,10 @@ def main(argv: list[str] | None = None) -> int:
             "teach_photos": len(unit.teach),
             "read_photos": len(unit.read),
             "fit_seconds": round(result.seconds, 1),
+            "input": result.card.get("input"),
             "held_back": result.card["held_back"],
             **figures,
+            "card_honesty": card_honesty(result.card, figures["end_to_end"]),
         }
         print(json.dumps(line), flush=True)
     return 0

@@ -1,8 +1,8 @@
 """The photos a fit reads, checked before any is decoded: their size, their dice's boxes, the given tray.
 
-Why before: a fit holds every photo of the folder in memory while it reads their crops at many
-turns, so a folder of huge photos (60 photos of 120 MP) would cost gigabytes and minutes before
-anything useful happened. Each photo's width and height are read from its header, as the image
+Why before: a fit decodes its photos again and again while it reads their crops at many turns
+(:mod:`.photo_store`), so a folder of huge photos (60 photos of 120 MP) would cost gigabytes and
+minutes before anything useful happened. Each photo's width and height are read from its header, as the image
 loaders read them (:func:`~dicetower.vision.imageio.image_size`), and a photo larger than the
 tower's camera takes is refused, naming it, before a pixel is decoded. A die's box that lies
 mostly outside its photo would teach a crop of padding under the die's name, so it is refused
@@ -12,18 +12,16 @@ with the manifest line and the reason. An empty-tray photo given to the fit that
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from ..files import read_bounded
-from ..imageio import MAX_FILE_BYTES, ImageError, decode_image, image_size, load_image
+from ..imageio import MAX_FILE_BYTES, ImageError, image_size, load_image
 from .features import TaughtModelError
 from .teaching import TeachingSet
 
-__all__ = ["MAX_TEACH_PIXELS", "MIN_BOX_INSIDE", "check_tray", "load_teach_photos"]
+__all__ = ["MAX_TEACH_PIXELS", "MIN_BOX_INSIDE", "check_tray", "checked_photos"]
 
 #: The most pixels a photo to teach on may have: the largest frame the tower's camera config takes
 #: (4608 x 3456, 15.9 MP).
@@ -77,11 +75,12 @@ def _check_photo(
             )
 
 
-def load_teach_photos(teaching: TeachingSet, log: Callable[[str], None]) -> dict[Path, Any]:
-    """Every photo of ``teaching`` as ``(frame, scale)``; unreadable ones are skipped with a note.
+def checked_photos(teaching: TeachingSet) -> list[Path]:
+    """The photos of ``teaching`` whose headers can be read, each checked before any is decoded.
 
-    Refused with a :class:`TaughtModelError`, before that photo is decoded: a photo of more than
-    :data:`MAX_TEACH_PIXELS`, and a die whose box lies less than :data:`MIN_BOX_INSIDE` inside it.
+    Refused with a :class:`TaughtModelError`: a photo of more than :data:`MAX_TEACH_PIXELS`, and a
+    die whose box lies less than :data:`MIN_BOX_INSIDE` inside it. A photo whose header cannot be
+    read is left out (the photo store counts it as one that could not be read).
     """
     boxes: dict[Path, list[tuple[int, tuple[float, float, float, float]]]] = {}
     for die in teaching.dice:
@@ -89,22 +88,10 @@ def load_teach_photos(teaching: TeachingSet, log: Callable[[str], None]) -> dict
             if e.box is not None:
                 boxes.setdefault(e.image, []).append((e.line, e.box))
     readable = []
-    for path in teaching.photos():  # every header first: nothing is decoded before all are checked
+    for path in teaching.photos():
         data = _read(path)
         size = image_size(data) if data is not None else None
         if size is not None:
             _check_photo(path, size, boxes.get(path, []))
-            readable.append(path)
-    photos: dict[Path, Any] = {}
-    for path in readable:
-        data = _read(path)
-        try:
-            info = decode_image(data, str(path)) if data is not None else None
-        except ImageError:
-            info = None
-        if info is not None:
-            photos[path] = (info.frame, info.scale)
-    bad = sum(1 for _ in teaching.photos()) - len(photos)
-    if bad:
-        log(f"skipped {bad} photos that could not be read")
-    return photos
+        readable.append(path)
+    return readable
