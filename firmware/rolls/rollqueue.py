@@ -20,6 +20,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from ..rolllog import PhotoFile, RollLog
+from .roll_words import roll_title
 from .rolling import DiceSupply, RollRequest, ThrowHooks, ThrowInfo, perform_roll
 from .views import EVENT_TEXT, event_faces, event_view, roll_view
 
@@ -115,6 +116,7 @@ class RollQueue:
                 "id": roll_id,
                 "roller": request.roller,
                 "label": request.label,
+                "title": roll_title(request.to_json()),  # the overlay's heading while it rolls
                 "via": request.via,
                 "place": place,
                 "queue_length": len(self._waiting),

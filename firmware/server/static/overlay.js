@@ -287,7 +287,7 @@
       return;
     }
     if (state.rolls.has(id)) return; // finished already: never back to "rolling"
-    const p = state.pending.get(id) || { id, roller: msg.roller || "", label: msg.label || "" };
+    const p = state.pending.get(id) || { id, roller: msg.roller || "", label: msg.label || "", title: msg.title || "" };
     if (msg.type === "queued") p.status = p.status || "queued";
     if (msg.type === "rolling") {
       p.status = "rolling";
@@ -296,6 +296,7 @@
     if (msg.type === "settled") p.faces = msg.faces;
     if (msg.roller) p.roller = msg.roller;
     if (msg.label) p.label = msg.label;
+    if (msg.title) p.title = msg.title;
     state.pending.set(id, p);
   }
 

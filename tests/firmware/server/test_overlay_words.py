@@ -120,3 +120,16 @@ def test_unknown_theme_and_fields_are_a_400_listing_the_allowed(browser, rng_con
             answer = page.goto(f"{base}/overlay?{query}")
             assert answer is not None and answer.status == 200
     page.close()
+
+
+def test_a_check_is_named_while_it_waits_and_rolls(browser, rng_config: ServerConfig) -> None:
+    """The ``queued`` event carries the display name, so the rolling card never shows the slug."""
+    page = browser.new_page(viewport={"width": 600, "height": 600})
+    slow = replace(rng_config, supply_factory=lambda: RandomSupply(8, throw_time=1.5))
+    with live_server(slow) as base, httpx.Client(base_url=base) as client:
+        page.goto(f"{base}/overlay")
+        page.wait_for_function("document.querySelector('#overlay') !== null")
+        client.post("/api/rolls", json=SKILL)
+        page.wait_for_function("document.querySelector('#current .head .label')?.textContent.length > 0")
+        assert page.inner_text("#current .head .label") == "Runic Flux skill"
+    page.close()
