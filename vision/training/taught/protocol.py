@@ -47,7 +47,7 @@ from ...reader import open_reader
 from ...reading import DiceReader
 from ..single_die_box import boxes_for
 
-__all__ = ["GAP", "RSANDRINI_DICE", "TEACH_SHARE", "Unit", "units", "write_unit"]
+__all__ = ["GAP", "RSANDRINI_DICE", "TEACH_SHARE", "Unit", "capture_order", "units", "write_unit"]
 
 #: Share of each run's photos that teaches, and the gap skipped after it.
 TEACH_SHARE = 1 / 3
@@ -95,6 +95,11 @@ def _capture_key(dataset: str, relpath: str) -> tuple[str, int | str]:
         m = re.search(r"(\d+)$", name)
         return (background_of(relpath), int(m.group(1)) if m else 0)
     return ("", name)  # byler-d6: file names are capture timestamps
+
+
+def capture_order(dataset: str, entries: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+    """``entries`` of ``dataset`` in the order their photos were taken, run by run."""
+    return sorted(entries, key=lambda e: (*_capture_key(dataset, e.relpath), e.relpath))
 
 
 def _cut(
