@@ -12,9 +12,11 @@ when it cannot be the tray:
   would stay in it);
 - a spot lay under a die in more than :data:`MAX_COVERED` of them (dice placed by hand, crops of
   one centred die, a jammed die): the median would show the die;
-- the photo differs from the median over more than :data:`SCENE_CHANGED` of its pixels: the
-  camera moved or the light changed at once, so the median shows another scene; the history
-  starts again from this photo.
+- the recent photos differ from their own median over more than :data:`UNSTEADY` of their
+  pixels: the camera moves from photo to photo;
+- the light changed by more than :data:`LIGHT_DRIFT` since the last photo, or the photo differs
+  from the median over more than :data:`SCENE_CHANGED` of its pixels (the camera moved): the
+  median shows another scene, and the history starts again from this photo.
 
 :func:`tray_light` is the small check of the light: the tray's lightness in a ring around the
 dice, now against the reference. ``teach collect`` photographs the empty tray again when it
@@ -69,6 +71,8 @@ LIGHT_DRIFT = 0.15
 _RING_IN = 0.75
 #: ... to this many (about a die's width of tray all round).
 _RING_OUT = 1.5
+#: The latest photos the steadiness check compares with their median (each costs a coarse mask).
+_STEADY_CHECKED = 5
 #: A found die's box is grown by this much about its centre to cover its shadow in the median.
 _SHADOW = 1.3
 
@@ -80,6 +84,11 @@ def _small(frame: np.ndarray) -> tuple[np.ndarray, float]:
         return frame, 1.0
     size = (max(1, round(w * s)), max(1, round(h * s)))
     return cv2.resize(frame, size, interpolation=cv2.INTER_AREA), s
+
+
+def _lightness(small: np.ndarray) -> float:
+    """The median CIE L (8-bit scale) of a photo: dice cover little of it."""
+    return float(np.median(cv2.cvtColor(small, cv2.COLOR_BGR2LAB)[:, :, 0]))
 
 
 def _changed(small: np.ndarray, median: np.ndarray) -> float:
@@ -96,14 +105,14 @@ def _median_without_dice(frames: np.ndarray, dice: np.ndarray) -> np.ndarray:
     the tray. A pixel under a die in every photo takes the plain median. Sorting with the dice's
     pixels pushed past 255 costs about what ``np.median`` does; ``np.nanmedian`` is 7x slower.
     """
-    values = frames.astype(np.uint16)
-    values[np.broadcast_to(dice[..., None], values.shape)] = 256
-    free = (values < 256).sum(axis=0)
-    values.sort(axis=0)
-    plain = np.median(frames, axis=0).astype(np.uint8)
-    at = np.maximum(free - 1, 0) // 2
-    med = np.take_along_axis(values, at[None], axis=0)[0]
-    return np.where(free > 0, med, plain).astype(np.uint8)
+    under = np.moveaxis(dice, 0, -1)  # H x W x N
+    under = under & ~under.all(axis=-1, keepdims=True)  # under a die in every photo: the plain median
+    values = np.moveaxis(frames, 0, -1).astype(np.uint16)  # H x W x 3 x N: a contiguous sort
+    values[np.broadcast_to(under[:, :, None, :], values.shape)] = 256
+    values.sort(axis=-1)
+    at = (frames.shape[0] - under.sum(axis=-1) - 1) // 2
+    at = np.broadcast_to(at[:, :, None, None], (*values.shape[:3], 1))
+    return np.take_along_axis(values, at, axis=-1)[..., 0].astype(np.uint8)
 
 
 class RunningTray:
@@ -126,6 +135,7 @@ class RunningTray:
         #: Each kept photo's dice (True under a found die's box, grown a little for its shadow).
         self._dice: deque[np.ndarray] = deque(maxlen=throws)
         self._shape: tuple[int, ...] | None = None
+        self._light = 0.0  #: the median CIE L of the last kept photo
         #: Why the last :meth:`reference` gave none ("" when it gave one).
         self.why_none = ""
 
@@ -155,6 +165,7 @@ class RunningTray:
             ] = True
         self._frames.append(small)
         self._dice.append(dice)
+        self._light = _lightness(small)
 
     def covered(self) -> float:
         """The largest share of the kept photos in which one pixel lies under a found die."""
@@ -172,7 +183,7 @@ class RunningTray:
             self.why_none = f"a die lay on one spot in {covered:.0%} of the recent photos"
             return None
         med = _median_without_dice(np.stack(self._frames), np.stack(self._dice))
-        unsteady = float(np.median([_changed(f, med) for f in self._frames]))
+        unsteady = float(np.median([_changed(f, med) for f in list(self._frames)[-_STEADY_CHECKED:]]))
         if unsteady > UNSTEADY:
             self.why_none = (
                 f"the recent photos differ from their median over {unsteady:.0%}: the camera moves"
@@ -192,10 +203,15 @@ class RunningTray:
             self.clear()
             self.why_none = "the first photo of this size"
             return None
+        small, _s = _small(frame)
+        light = _lightness(small)
+        if abs((light + 1.0) / (self._light + 1.0) - 1.0) > LIGHT_DRIFT:
+            self.clear()
+            self.why_none = "the light changed since the last photo"
+            return None
         med = self.median()
         if med is None:
             return None
-        small, _s = _small(frame)
         changed = _changed(small, med)
         if changed > SCENE_CHANGED:
             self.clear()
