@@ -53,15 +53,17 @@ __all__ = [
 RECENT_THROWS = 15
 #: Fewer photos than this give no median.
 MIN_THROWS = 5
-#: A spot under a die in more than this share of the recent photos leaves too few photos that show
-#: the tray there (crops of one centred die, dice placed by hand, a jammed die).
-MAX_COVERED = 0.8
+#: A spot under a found die in more than this share of the recent photos leaves too few photos
+#: that show the tray there (crops of one centred die, dice placed by hand, a jammed die). The
+#: median leaves the found dice out, so one photo that shows the tray at a spot is enough; five
+#: dice of a simulated tray cover one spot in 5 of 6 throws.
+MAX_COVERED = 0.9
 #: A photo whose pixels differ from the median over more than this share shows another scene.
 SCENE_CHANGED = 0.25
-#: The recent photos' median share of pixels that differ from their own median: above it the
-#: camera or the light moves from photo to photo (a hand-held phone), and no median is the tray.
-#: A fixed camera's photos differ from it by their dice only (``byler-d6``: 1-2 %; hand-held
-#: ``matteop65-d6-wood``: 10-30 %).
+#: The recent photos' median share of tray pixels (away from the dice found) that differ from
+#: their own median: above it the camera or the light moves from photo to photo (a hand-held
+#: phone), and no median is the tray. A fixed camera's photos differ from it by their dice only
+#: (``byler-d6``, dice included: 1-2 %; hand-held ``matteop65-d6-wood``: 10-30 %).
 UNSTEADY = 0.08
 #: The tray's lightness around the dice may move by this share of the reference's before the
 #: empty tray is photographed again (``tests/vision/test_running_tray.py`` measures where the
@@ -91,10 +93,14 @@ def _lightness(small: np.ndarray) -> float:
     return float(np.median(cv2.cvtColor(small, cv2.COLOR_BGR2LAB)[:, :, 0]))
 
 
-def _changed(small: np.ndarray, median: np.ndarray) -> float:
-    """The share of ``small``'s pixels that differ from ``median`` (both at the small size)."""
+def _changed(small: np.ndarray, median: np.ndarray, dice: np.ndarray | None = None) -> float:
+    """The share of ``small``'s pixels that differ from ``median`` (both at the small size), over
+    the pixels not under a found die when ``dice`` (a mask) is given."""
     mask, _ = foreground_small(small, median)
-    return float(np.count_nonzero(mask)) / mask.size
+    if dice is None:
+        return float(np.count_nonzero(mask)) / mask.size
+    tray = ~dice
+    return float(np.count_nonzero(mask[tray])) / max(1, int(np.count_nonzero(tray)))
 
 
 def _median_without_dice(frames: np.ndarray, dice: np.ndarray) -> np.ndarray:
@@ -183,7 +189,8 @@ class RunningTray:
             self.why_none = f"a die lay on one spot in {covered:.0%} of the recent photos"
             return None
         med = _median_without_dice(np.stack(self._frames), np.stack(self._dice))
-        unsteady = float(np.median([_changed(f, med) for f in list(self._frames)[-_STEADY_CHECKED:]]))
+        latest = list(zip(self._frames, self._dice, strict=True))[-_STEADY_CHECKED:]
+        unsteady = float(np.median([_changed(f, med, d) for f, d in latest]))
         if unsteady > UNSTEADY:
             self.why_none = (
                 f"the recent photos differ from their median over {unsteady:.0%}: the camera moves"
