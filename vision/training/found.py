@@ -11,9 +11,10 @@ reader (kinds on where the set holds numeral dice):
 - ``all``: one per-pixel median of the set's photos, as ``teach fit`` derives a tray when it has
   no photo (:func:`~dicetower.vision.taught.tray.median_tray`, 31 photos spread evenly);
 - ``running``: the running median of the 15 photos before each one
-  (:class:`~dicetower.vision.running_tray.RunningTrayReader`, what the tower and ``dicetower
-  eval --running-tray`` use), which gives none while it cannot be the tray (too few photos, a
-  spot under a die in most of them, another scene).
+  (:class:`~dicetower.vision.running_tray.RunningTrayReader`; the tower's tray reader picks the
+  same median when its calibration photo's light no longer holds), which gives none while it
+  cannot be the tray (too few photos, a spot under a die in nearly all of them, a moving camera,
+  another scene).
 
 Scoring is ``dicetower eval``'s (:mod:`dicetower.vision.eval.evaluate`): a label is *found*
 when a read die matches it (read right, wrong or unreadable), *missed* otherwise; a read die
