@@ -67,10 +67,11 @@ SCENE_CHANGED = 0.25
 #: hand-held one (``matteop65-d6-wood``) 4 % at the lowest twentieth and 16 % at the median.
 UNSTEADY = 0.04
 #: The tray's lightness around the dice may move by this share of the reference's before the
-#: empty tray is photographed again. A bound, not a measured edge: on the simulated tray the
-#: locator against a stale photo still found all 120-150 dice of 24-30 throws with the light
-#: halved, or falling off by 40 % across the tray (its coarse mask cancels an even change), so
-#: 15 % leaves room for the uneven changes of a real room before any die is lost.
+#: empty tray is photographed again. A bound, not a measured edge: against a stale photo the
+#: locator still found every die of the simulated trays (150 pip d6 in 30 throws with the light
+#: halved or falling off by 60 % across the tray; 120 mixed dice in 24 throws at 60 % light or
+#: a 40 % falloff), as its coarse mask cancels an even change; 15 % leaves room for a real
+#: room's uneven changes.
 LIGHT_DRIFT = 0.15
 #: The ring around a die that :func:`tray_light` reads: from this many die sides out ...
 _RING_IN = 0.75
