@@ -7,6 +7,14 @@ manifest line. A failed throw is reported and the next one
 tried; :data:`MAX_FAILED_IN_A_ROW` failures in a row stop the run, since an unattended tower that
 keeps failing (a die out of the tray, a jam) needs a person.
 
+Before the first throw the tray is photographed empty (the tower's calibration, taken when a
+simulated or replay tower opens, and by ``dicetower tower calibrate`` on a real one), and every
+line names the empty tray its photo is read against. After each throw the tray's light around the
+dice is compared with that photo's (:func:`~dicetower.vision.running_tray.light_drifted`); when it
+moved, the tray is photographed empty again where the camera can show it, and otherwise the
+running median of the recent throws (:class:`~dicetower.vision.running_tray.RunningTray`) takes its
+place. Either is kept beside the first (``images/empty-2.png``) and named by the lines after it.
+
 Every ``check_every`` rolls the run asks whether ``teach fit`` could accept the folder, and stops
 once it could:
 
@@ -22,12 +30,16 @@ once it could:
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+import cv2
+import numpy as np
+
 from ..vision.reading import ReadStatus
+from ..vision.running_tray import RunningTray, light_drifted
 from ..vision.taught.coverage import DieCoverage, die_coverage
 from ..vision.taught.enough import dice_to_show, rolls_to_show
 from ..vision.taught.features import Backbone, NetworkSpec
@@ -39,10 +51,12 @@ from .errors import ThrowFailedError
 if TYPE_CHECKING:
     from .tower import Tower
 
-__all__ = ["MAX_FAILED_IN_A_ROW", "CollectResult", "Collector", "Stop"]
+__all__ = ["MAX_EMPTY_TRAYS", "MAX_FAILED_IN_A_ROW", "CollectResult", "Collector", "Stop"]
 
 #: Failed throws in a row that stop an unattended collect.
 MAX_FAILED_IN_A_ROW = 5
+#: Empty-tray photos one collect takes again at most (a flickering lamp must not fill the card).
+MAX_EMPTY_TRAYS = 50
 
 
 class Stop(StrEnum):
@@ -65,6 +79,8 @@ class CollectResult:
     last_failure: str = ""
     #: rolls still needed, at the last check, for fit's held-back wrong-rate bound (0: enough)
     rolls_for_bound: int | None = None
+    #: The empty trays taken again when the light drifted, as the folder names them.
+    empty_trays: list[str] = field(default_factory=list)
 
 
 class Collector:
@@ -92,6 +108,8 @@ class Collector:
         self.log = log or (lambda line: print(f"dicetower: {line}", file=sys.stderr))
         self.backbones: dict[NetworkSpec, Backbone] = {}
         self.done: dict[str, DieCoverage] = {}
+        self.recent = RunningTray()
+        self.empty_trays: list[str] = []
 
     def throw(self, n: int) -> None:
         """One throw for teaching, kept in the folder (raises :class:`ThrowFailedError`)."""
@@ -102,6 +120,36 @@ class Collector:
         truth = truth_faces([d.box for d in dice], record.truth) if record.truth is not None else None
         hints = [d.face if d.status is ReadStatus.READ else None for d in dice]
         self.folder.add(record.photo, new, truth=truth, hints=hints)
+        if record.photo:
+            frame = cv2.imdecode(np.frombuffer(record.photo, np.uint8), cv2.IMREAD_COLOR)
+            if frame is not None:
+                self.watch_light(frame, [d.box for d in dice])
+
+    def watch_light(self, frame: np.ndarray, boxes: Sequence[Sequence[float]]) -> str | None:
+        """After a throw: take the empty tray again when the light around the dice drifted.
+
+        Returns the folder's name for the new empty tray, or None when the light held (or no new
+        one could be had: the camera cannot show the tray empty and too few recent throws).
+        """
+        self.recent.add(frame, boxes)
+        cal = self.tower.calibration
+        if cal is None or cal.reference.shape != frame.shape or len(self.empty_trays) >= MAX_EMPTY_TRAYS:
+            return None
+        if not light_drifted(frame, cal.reference, boxes):
+            return None
+        if self.tower.camera.can_show_empty_tray:
+            reference = self.tower.calibrate(tray=cal.tray).reference
+            how = "photographed the empty tray again"
+        else:
+            median = self.recent.reference(frame)
+            if median is None:
+                return None
+            reference = cal.reference = median
+            how = f"took the median of the last {len(self.recent)} throws for the empty tray"
+        name = self.folder.use_reference(reference)
+        self.empty_trays.append(name)
+        self.log(f"the light on the tray changed: {how} ({name})")
+        return name
 
     def run(self, rolls: int, step: Callable[[int], None] | None = None) -> CollectResult:
         """Up to ``rolls`` throws; ``step(i)`` after each. Ctrl-C ends the run, the folder whole."""
@@ -144,6 +192,7 @@ class Collector:
                             break
         except KeyboardInterrupt:
             result.stop = Stop.INTERRUPTED
+        result.empty_trays = list(self.empty_trays)
         return result
 
     def rolls_for_bound(self) -> int:

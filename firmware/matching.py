@@ -24,6 +24,7 @@ __all__ = [
     "MAX_ROUNDS",
     "NoDieForSlot",
     "count_problem",
+    "extra_dice",
     "loaded_colours",
     "match_slots",
     "needs_role_die",
@@ -114,8 +115,39 @@ def count_problem(reading: Reading, tray: Sequence[TrayDie]) -> tuple[FailureRea
             f"die missing: {len(dice)} of the {loaded} dice loaded are in the photo",
         )
     if len(dice) > loaded:
-        return FailureReason.EXTRA_DIE, f"extra die: {len(dice)} found, {loaded} loaded"
+        return (
+            FailureReason.EXTRA_DIE,
+            f"extra die: {len(dice)} found, {loaded} loaded; {extra_dice(reading, tray)}",
+        )
     return None
+
+
+def extra_dice(reading: Reading, tray: Sequence[TrayDie]) -> str:
+    """Which found dice are the extra ones, and why: those no loaded die pairs with by kind and colour
+    (:func:`~dicetower.vision.identity.identify_loaded`), each with its place, what it was read as,
+    and the reason it is the odd one out. Faces play no part.
+    """
+    paired = identify_loaded(reading.dice, [(d.kind, d.colour) for d in tray])
+    loaded_kinds = {label_of(d.kind) for d in tray}
+    loaded_colours = {d.colour for d in tray}
+    parts = []
+    for die, pair in zip(reading.dice, paired, strict=True):
+        if pair is not None:
+            continue
+        x, y = die.box[0] + die.box[2] / 2, die.box[1] + die.box[3] / 2
+        if label_of(die.kind) not in loaded_kinds:
+            why = f"no {label_of(die.kind)} is loaded"
+        elif die.colour not in loaded_colours:
+            why = f"no {die.colour} die is loaded"
+        elif die.status is not ReadStatus.READ:
+            reason = die.reason.value if die.reason else "unsure"
+            why = f"unreadable ({reason}): a fleck, a shadow or a piece of a die"
+        else:
+            why = f"one {die.colour} {label_of(die.kind)} more than loaded"
+        parts.append(f"the {die.colour} {label_of(die.kind)} at ({x:.0f}, {y:.0f}): {why}")
+        if len(parts) >= 3:
+            break
+    return "; ".join(parts) if parts else "no one die stands out from the loaded set"
 
 
 def reading_problem(

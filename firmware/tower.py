@@ -538,7 +538,7 @@ class Tower:
                 f"{cal.size[0]}x{cal.size[1]}: run 'dicetower tower calibrate' again"
             )
         t = time.perf_counter()
-        reading = self._tray_reader.read(frame, cal.reference, cal.tray_array())
+        reading = self._tray_reader.read(frame, cal.reference, cal.tray_array(), expected=len(self.dice))
         record.add_time("read", (time.perf_counter() - t) * 1000)
         record.add_reading(reading, self.camera.truth)
         return reading

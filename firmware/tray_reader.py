@@ -5,6 +5,12 @@ own head, which answers only with that die's faces or says it is unsure; the tra
 fall back to the general reader, and the log says which. :class:`TrayReader` opens the reader
 when it is first needed (a shake or a calibration reads nothing) and feeds each reading to the
 taught reader's running figure (:mod:`.taught_watch`).
+
+Each photo is read against the empty tray :class:`~dicetower.vision.running_tray.TrayChoice`
+picks: the calibration photo while the light on the tray holds, else the running median of the
+recent throws. When fewer dice are found than were thrown, the photo is looked at again against
+the other empty tray (the running median, or the calibration photo) before any die is shaken:
+a die the one tray hides (the light moved, the camera was nudged) the other may show.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..vision.running_tray import TrayChoice
 from .config import Config, TrayDie, tray_bgr
 from .taught_watch import TaughtWatch, general_dice, watch_reader
 
@@ -63,6 +70,10 @@ class TrayReader:
         self.camera = camera
         self._reader: DiceReader | None = None
         self._taught: TaughtWatch | None = None
+        #: The empty tray each photo is read against, and the recent throws behind the running one.
+        self.trays = TrayChoice()
+        #: How many photos were read a second time for a missing die, and how many that found it.
+        self.looked_again, self.found_again = 0, 0
         if reader is not None:
             self._use(reader)
 
@@ -84,9 +95,30 @@ class TrayReader:
             _ = self.reader
         return self._taught
 
-    def read(self, frame: np.ndarray, reference: np.ndarray | None, tray: np.ndarray | None) -> Reading:
-        """Read ``frame``; a taught reader's reads join its running figure."""
-        reading = self.reader.read(frame, reference, tray)
+    def read(
+        self,
+        frame: np.ndarray,
+        reference: np.ndarray | None,
+        tray: np.ndarray | None,
+        expected: int | None = None,
+    ) -> Reading:
+        """Read ``frame`` against the empty tray chosen for it (``reference``: the calibration's);
+        with fewer than ``expected`` dice, look again against the other one. A taught reader's
+        reads join its running figure."""
+        chosen = self.trays.pick(frame, reference)
+        reading = self.reader.read(frame, chosen, tray)
+        if expected is not None and len(reading.dice) < expected:
+            other = reference if self.trays.source == "running" else self.trays.running.reference(frame)
+            if other is not None and other is not chosen:
+                self.looked_again += 1
+                again = self.reader.read(frame, other, tray)
+                if abs(len(again.dice) - expected) < abs(len(reading.dice) - expected):
+                    self.found_again += 1
+                    log.info(
+                        "looked again against the other empty tray: %d dice of %d", len(again.dice), expected
+                    )
+                    reading = again
+        self.trays.seen(frame, [d.box for d in reading.dice])
         if self._taught is not None:
             self._taught.feed(reading)
         return reading

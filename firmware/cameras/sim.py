@@ -174,6 +174,9 @@ class SimCamera(CameraBackend):
         self.cocked: set[int] = set()
         self.touching = False
         self.injected: list[str] = []  #: every fault that happened, in order (for tests and the bench)
+        #: The room's light as a gain on every frame, the empty tray's included (1.0: as drawn); a test
+        #: sets it to dim or brighten the tray between throws, as a lamp or the daylight does.
+        self.light = 1.0
         self._render_seed = self.rng.randrange(2**31)
         #: each die's fixed look, face layout and size (numeral trays)
         self._physique = self._physical_dice() if self.numeral else []
@@ -385,6 +388,8 @@ class SimCamera(CameraBackend):
             frame, self._truth = self._reference, ()
         else:
             frame, self._truth = self._render()
+        if self.light != 1.0:  # the room's light changed (a test hook): the empty tray too
+            frame = cv2.convertScaleAbs(frame, alpha=self.light)
         fault = ""
         if self._moving:
             self._moving -= 1

@@ -57,6 +57,7 @@ __all__ = [
     "RSANDRINI_DICE",
     "TEACH_SHARE",
     "Unit",
+    "capture_order",
     "card_honesty",
     "units",
     "write_unit",
@@ -110,6 +111,11 @@ def _capture_key(dataset: str, relpath: str) -> tuple[str, int | str]:
         m = re.search(r"(\d+)$", name)
         return (background_of(relpath), int(m.group(1)) if m else 0)
     return ("", name)  # byler-d6: file names are capture timestamps
+
+
+def capture_order(dataset: str, entries: Sequence[ManifestEntry]) -> list[ManifestEntry]:
+    """``entries`` of ``dataset`` in the order their photos were taken, run by run."""
+    return sorted(entries, key=lambda e: (*_capture_key(dataset, e.relpath), e.relpath))
 
 
 def _cut(
