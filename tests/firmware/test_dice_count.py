@@ -13,7 +13,7 @@ from dicetower.firmware.matching import count_problem
 from dicetower.firmware.records import FailureReason
 from dicetower.firmware.tower import open_tower
 from dicetower.vision.reading import DieReading, Reading, ReadStatus
-from dicetower.vision.running_tray import MIN_THROWS
+from dicetower.vision.running_tray import RECENT_THROWS
 from tower_helpers import sim_config
 
 WHITE, RED, BLUE = (0, 0, 235), (0, 204, 200), (110, 200, 180)
@@ -78,7 +78,7 @@ class HidesADieFromThePhoto:
         against = "photo" if reference is self.photo else "other"
         self.calls.append(against)
         dice = self.dice(frame)
-        if len(self.calls) > 2 * MIN_THROWS and against == "photo":
+        if len(self.calls) > RECENT_THROWS and against == "photo":
             dice = dice[:4]
         return Reading(dice, frame.shape[1], frame.shape[0])
 
@@ -87,7 +87,7 @@ def test_a_missing_die_is_looked_for_again_against_the_running_tray_before_anyth
     reader = HidesADieFromThePhoto()
     with open_tower(sim_config(3), reader=reader) as tower:
         reader.photo, reader.camera = tower.calibration.reference, tower.camera
-        for _ in range(2 * MIN_THROWS):
+        for _ in range(RECENT_THROWS):
             assert tower.throw().retries == []
         record = tower.throw()
         assert record.ok and record.retries == []  # the second look found the fifth die: no reshake
