@@ -100,7 +100,7 @@ def test_serve_echoes_host_and_data_escaped(
     monkeypatch.setattr(
         listen,
         "serve",
-        lambda app, host, port, announce: (announce(port), ran.append({"host": host, "port": port})),
+        lambda app, host, port, announce, **_: (announce(port), ran.append({"host": host, "port": port})),
     )
     data = tmp_path / f"data{HOSTILE}"
     assert main(["serve", "--rng", "--host", f"host{HOSTILE}", "--data", str(data)]) == 0

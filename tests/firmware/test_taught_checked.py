@@ -183,7 +183,7 @@ def test_serve_refuses_a_bad_model_at_start(
     from dicetower.firmware.server import listen
 
     served: list[Any] = []
-    monkeypatch.setattr(listen, "serve", lambda app, host, port: served.append(app))
+    monkeypatch.setattr(listen, "serve", lambda app, host, port, **_: served.append(app))
     model, card = _copy(taught_model, tmp_path / "model")
     _nan_lab(card)
     write_card(model, card, seal=True)

@@ -127,7 +127,9 @@ def test_serve_takes_trusted_proxies_from_the_flag_or_the_environment(
     from dicetower.firmware.server import listen
 
     apps = []
-    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce: (announce(port), apps.append(app)))
+    monkeypatch.setattr(
+        listen, "serve", lambda app, host, port, announce, **_: (announce(port), apps.append(app))
+    )
     data = str(tmp_path / "data")
     assert main(["serve", "--rng", "--data", data, "--trusted-proxy", "10.0.0.1"]) == 0
     monkeypatch.setenv("DICETOWER_TRUSTED_PROXIES", "10.0.0.0/8,fd00::/8")

@@ -167,7 +167,7 @@ def test_serve_takes_names_from_the_flag_the_environment_or_the_config(
     from starlette.testclient import TestClient
 
     apps: list = []
-    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce: apps.append(app))
+    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce, **_: apps.append(app))
     data = str(tmp_path / "data")
     config = tmp_path / "config.toml"
     config.write_text('[server]\nallowed_hosts = ["from-file.lan"]\n')

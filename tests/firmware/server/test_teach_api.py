@@ -259,7 +259,9 @@ def test_serve_opens_the_teach_folder_from_the_flag_or_the_environment(
     from dicetower.firmware.server import listen
 
     apps = []
-    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce: (announce(port), apps.append(app)))
+    monkeypatch.setattr(
+        listen, "serve", lambda app, host, port, announce, **_: (announce(port), apps.append(app))
+    )
     data = str(tmp_path / "data")
     assert main(["serve", "--rng", "--data", data, "--teach", str(teach_folder.path)]) == 0
     monkeypatch.setenv("DICETOWER_TEACH_DIR", str(teach_folder.path))
@@ -276,7 +278,9 @@ def test_serve_refuses_a_bad_teach_folder_before_it_starts(
     from dicetower.firmware.cli import main
     from dicetower.firmware.server import listen
 
-    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce: pytest.fail("the server started"))
+    monkeypatch.setattr(
+        listen, "serve", lambda app, host, port, announce, **_: pytest.fail("the server started")
+    )
     assert main(["serve", "--rng", "--data", str(tmp_path / "data"), "--teach", str(tmp_path)]) == 1
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("dicetower: error: ") and "no teach.json" in err[0]
