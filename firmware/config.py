@@ -85,6 +85,7 @@ Example (every key, with its default; see ``docs/tower.md``)::
 
     [server]                # dicetower serve (docs/server.md)
     allowed_hosts = []      # names a request may give in Host besides localhost and this machine's
+    cors_origins = []       # browser origins answered with CORS headers (a Foundry world: docs/foundry.md)
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ from .pattern import MAX_PATTERN_PULSES, ShakePattern, milliseconds
 from .roll_default import roll_problem
 from .shaker import MIN_PULSE_S
 from .taught_config import taught_dice
+from .web.cors import check_cors_origins
 from .web.host_names import check_allowed_hosts
 
 __all__ = [
@@ -307,6 +309,8 @@ class ServingConfig:
     the machine's own names and addresses (``server/host_names.py``): a page on any other name is refused."""
 
     allowed_hosts: tuple[str, ...] = field(default=(), metadata=_opt(check_allowed_hosts))
+    #: browser origins ``dicetower serve`` answers with CORS headers (``web/cors.py``); none: CORS off
+    cors_origins: tuple[str, ...] = field(default=(), metadata=_opt(check_cors_origins))
 
 
 @dataclass(frozen=True)

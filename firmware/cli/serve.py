@@ -146,6 +146,18 @@ def _announce(token: str, data_dir: Path) -> None:
     )
 
 
+def _cors_origins(args: argparse.Namespace, file_cfg: Any) -> tuple[str, ...]:
+    """The browser origins answered with CORS headers: ``--cors-origin``, else ``DICETOWER_CORS_ORIGINS``,
+    else the config file's ``[server] cors_origins``."""
+    from ..web.cors import parse_origins
+
+    if args.cors_origin:
+        return parse_origins(args.cors_origin)
+    if _env("CORS_ORIGINS", ""):
+        return parse_origins([_env("CORS_ORIGINS", "")])
+    return tuple(file_cfg.server.cors_origins) if file_cfg is not None else ()
+
+
 def _config_file(args: argparse.Namespace, cfg: Any) -> Any:
     """The config file's sections: the tower's config, or with ``--rng`` the ``--config`` named (or None)."""
     if cfg is not None:
@@ -184,7 +196,6 @@ def run(args: argparse.Namespace) -> int:
     from ..server import listen
     from ..server.app import ServerConfig, create_app
     from ..server.clients import TrustedProxies
-    from ..server.cors import parse_origins
     from .tower import tower_config
 
     host = args.host or _env("HOST", "127.0.0.1")
@@ -193,7 +204,6 @@ def run(args: argparse.Namespace) -> int:
     rate = args.rate if args.rate is not None else float(_env("RATE", "2"))
     proxies = args.trusted_proxy if args.trusted_proxy is not None else _env("TRUSTED_PROXIES", "").split(",")
     trusted = TrustedProxies(proxies)  # checked now: a mistyped proxy fails before the server starts
-    origins = parse_origins(args.cors_origin or [_env("CORS_ORIGINS", "")])
     tls = listen.tls_files(args.tls_cert, args.tls_key)  # checked now, as the proxies are
     photo_cap = photo_cap_bytes(args.photo_cap_mb)
     teach_dir = args.teach or (Path(_env("TEACH_DIR", "")) if _env("TEACH_DIR", "") else None)
@@ -232,6 +242,7 @@ def run(args: argparse.Namespace) -> int:
             )
         presses = _press_plan(args)
     file_cfg = _config_file(args, cfg)
+    origins = _cors_origins(args, file_cfg)  # checked now, before anything opens
     mqtt = mqtt_settings(args, file_cfg.mqtt if file_cfg is not None else None)
     check = check_log(data_dir, accept_broken=args.accept_broken_log)  # refused here, before anything opens
     for problem in check.problems:

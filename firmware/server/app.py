@@ -38,6 +38,7 @@ from ..rolls.outputs import Output, OutputContext, Outputs
 from ..rolls.rolling import DiceSupply, RandomSupply
 from ..rolls.service import RollService
 from ..rolls.views import roll_summary, roll_view
+from ..web.cors import cors_middleware
 from ..web.guards import ApiError, json_body, require_token
 from ..web.host_names import AllowedHosts
 from ..web.hosts import HostCheckMiddleware
@@ -49,7 +50,6 @@ from ..web.security import (
     load_or_create_token,
 )
 from .clients import TrustedProxies, client_address
-from .cors import cors_middleware
 from .errors import EXCEPTION_HANDLERS, InternalErrorMiddleware
 from .fairness import fairness_from_rows
 from .fairness_page import fairness_html

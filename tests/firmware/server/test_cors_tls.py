@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from dicetower.firmware.server.app import ServerConfig, create_app
-from dicetower.firmware.server.cors import MAX_ORIGINS, parse_origins
+from dicetower.firmware.web.cors import MAX_ORIGINS, parse_origins
 from mqtt_broker import free_port, make_certificates
 from starlette.testclient import TestClient
 
@@ -154,3 +154,23 @@ def test_bad_tls_and_cors_options_are_one_line_before_anything_starts(
     [line] = run.stderr.strip().splitlines()
     assert line.startswith("dicetower: error:") and said in line
     assert "serving" not in run.stderr
+
+
+def test_the_config_files_server_table_names_the_origins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dicetower.firmware.cli import main
+    from dicetower.firmware.server import listen
+    from starlette.middleware.cors import CORSMiddleware
+
+    apps: list = []
+    monkeypatch.setattr(listen, "serve", lambda app, host, port, announce, **_: apps.append(app))
+    monkeypatch.delenv("DICETOWER_CORS_ORIGINS", raising=False)
+    config = tmp_path / "tower.toml"
+    config.write_text(f'[server]\ncors_origins = ["{FOUNDRY}/"]\n', encoding="utf-8")
+    assert main(["serve", "--tower", "sim", "--config", str(config), "--data", str(tmp_path / "d")]) == 0
+    [cors] = [m for m in apps[0].user_middleware if m.cls is CORSMiddleware]
+    assert cors.kwargs["allow_origins"] == [FOUNDRY]
+    config.write_text('[server]\ncors_origins = ["foundry.example.org"]\n', encoding="utf-8")
+    assert main(["tower", "config", "--check", str(config)]) == 1
+    assert "cors_origins" in capsys.readouterr().err

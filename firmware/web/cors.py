@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 
-__all__ = ["MAX_ORIGINS", "cors_middleware", "parse_origins"]
+__all__ = ["MAX_ORIGINS", "check_cors_origins", "cors_middleware", "parse_origins"]
 
 #: origins one server may name (a few worlds, not a list to search)
 MAX_ORIGINS = 32
@@ -52,6 +52,13 @@ def parse_origins(values: Iterable[str]) -> tuple[str, ...]:
     if len(origins) > MAX_ORIGINS:
         raise ValueError(f"{len(origins)} CORS origins; at most {MAX_ORIGINS}")
     return tuple(origins)
+
+
+def check_cors_origins(value: object) -> tuple[str, ...]:
+    """The config key ``[server] cors_origins``: a list of origins, each checked."""
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise ValueError('a list of origins, e.g. ["https://foundry.example.org:30000"]')
+    return parse_origins(str(v) for v in value)
 
 
 def cors_middleware(origins: tuple[str, ...]) -> list[Middleware]:
