@@ -64,8 +64,9 @@ NOTE_COLUMNS: tuple[str, ...] = ("seq", "after_id", "at", "kind", "body", "prev_
 #: what a note records: ``migrate`` (the schema moved on; file hashes adopted), ``prune``
 #: (photos removed under the cap, their hashes kept), ``accept`` (the server was told to start
 #: on a log that does not verify, and what was wrong), ``set-aside`` (files no link accounts
-#: for, moved out of the photo folder)
-NOTE_KINDS: tuple[str, ...] = ("migrate", "prune", "accept", "set-aside")
+#: for, moved out of the photo folder), ``correct`` (the table said a die of the last roll shows
+#: another face: the roll, the slot, the old and new face, who said so; the roll's row is kept)
+NOTE_KINDS: tuple[str, ...] = ("migrate", "prune", "accept", "set-aside", "correct")
 
 JSON_COLUMNS: tuple[str, ...] = ("request", "result", "odds", "dice", "throws", "timings", "files")
 

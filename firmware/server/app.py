@@ -34,6 +34,7 @@ from ..mqtt.settings import MqttConfig
 from ..outputs import OUTPUTS
 from ..rolllog import LogReader, RollLog, StartCheck, check_log, open_served_log
 from ..rolls.button import ButtonWayIn, PressPlan
+from ..rolls.corrections import CorrectionDesk
 from ..rolls.outputs import Output, OutputContext, Outputs
 from ..rolls.rolling import DiceSupply, RandomSupply
 from ..rolls.service import RollService
@@ -52,6 +53,7 @@ from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
 from .openapi import openapi_schema
 from .stream import Snapshots, ws_events
+from .table import TABLE_CODE_FILE, TableCodes, TableSettings, table_routes
 from .teach import TeachSession, teach_routes
 from .watchdog import SystemdWatch
 
@@ -113,6 +115,8 @@ class ServerConfig:
     outputs: tuple[type[Output], ...] = OUTPUTS
     #: tells systemd the service is ready, and pings its watchdog while rolls progress (``watchdog.py``)
     notifier: Notifier | None = None
+    #: the table's settings: how long a roll may be corrected (``table.py``)
+    table: TableSettings = field(default_factory=TableSettings)
 
     @property
     def token_required(self) -> bool:
@@ -132,6 +136,9 @@ class ServerState:
     token: str | None = None
     teach: TeachSession | None = None
     button: ButtonWayIn | None = None
+    #: the table's corrections to the last roll, and the codes that open the table (``table.py``)
+    corrections: CorrectionDesk | None = None
+    table_codes: TableCodes = field(default_factory=TableCodes)
 
     @property
     def log(self) -> RollLog:
@@ -325,6 +332,7 @@ def create_app(config: ServerConfig) -> Starlette:
         Route("/api/fairness", get_fairness),
         Route("/api/tower", get_tower),
         *teach_routes(),
+        *table_routes(),
         WebSocketRoute("/ws", ws_events),
         Mount("/static", app=static, name="static"),
     ]
@@ -352,11 +360,12 @@ async def _open(
     )
     log = await run_in_threadpool(open_served_log, data_dir, check, photo_cap_bytes=config.photo_cap_bytes)
     stack.callback(log.close)
-    token = None
+    token = players = None
     if config.token_required:
         token, created = load_or_create_token(data_dir)
         if created and config.announce_token:
             config.announce_token(token, data_dir)
+        players, _ = load_or_create_token(data_dir, TABLE_CODE_FILE)
     supply = await run_in_threadpool(config.supply_factory)
     stack.push_async_callback(run_in_threadpool, supply.close)
     bus = EventBus(
@@ -401,6 +410,10 @@ async def _open(
         token=token,
         teach=teach,
         button=button,
+        corrections=CorrectionDesk(
+            log, outputs.publish, limiter=service.limiter, window_s=config.table.correct_window_s
+        ),
+        table_codes=TableCodes(token, players),
     )
     if config.notifier is not None:
         await stack.enter_async_context(SystemdWatch(config.notifier, service))
