@@ -12,6 +12,7 @@ Topics, under one prefix (``dicetower`` by default)::
                             publishes "offline" (the last will) when the tower drops
     PREFIX/TOWER/requests   roll requests the tower takes (QoS 1)
     PREFIX/TOWER/resend     a hub asks for the rolls after a sequence number again
+    PREFIX/TOWER/amended    a roll the table corrected: its chained correct note and the roll as now (QoS 1)
     PREFIX/_hub/ID/replies  a hub's reply topic (tower names never start with "_")
 """
 
@@ -177,6 +178,10 @@ class Topics:
 
     def resend(self, tower: str) -> str:
         return f"{self.prefix}/{tower}/resend"
+
+    def amended(self, tower: str) -> str:
+        """Where a tower publishes a roll the table corrected: the chained note and the roll as now."""
+        return f"{self.prefix}/{tower}/amended"
 
     def hub_replies(self, hub_id: str) -> str:
         return f"{self.prefix}/_hub/{hub_id}/replies"

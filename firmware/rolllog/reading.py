@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from .chain import CHAINED_COLUMNS, JSON_COLUMNS, canonical, decode_row, pending_view
+from .chain import CHAINED_COLUMNS, JSON_COLUMNS, canonical, correction_entry, decode_row, pending_view
 from .report import VerifyReport
 from .schema import DB_NAME, connect_readonly, log_version
 from .store import file_sha256, folder_name
@@ -140,6 +140,12 @@ class LogReader:
             yield from decoded
             last = rows[-1]["id"]
 
+    def note(self, seq: int) -> dict[str, Any] | None:
+        """Record ``seq`` of the chain as stored (its hashed columns and ``hash``), or None."""
+        with self._lock:
+            row = self.db.execute("SELECT * FROM notes WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else dict(row)
+
     def _with_corrections(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``rows`` each with ``corrections``: the table's ``correct`` notes naming it, in order.
 
@@ -152,18 +158,14 @@ class LogReader:
         found: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
         if "notes" in self._tables():
             cur = self.db.execute(
-                "SELECT seq, at, body, hash FROM notes WHERE kind = 'correct' AND after_id BETWEEN ? AND ? "
-                "ORDER BY seq",
+                "SELECT seq, at, kind, body, hash FROM notes WHERE kind = 'correct' "
+                "AND after_id BETWEEN ? AND ? ORDER BY seq",
                 (min(ids), max(ids)),
             )
-            for seq, at, body, digest in cur:
-                try:
-                    parsed = json.loads(body)
-                    roll = int(parsed["roll"])
-                except (TypeError, ValueError, KeyError):
-                    continue  # an edited body: log verify names it
-                if roll in found:
-                    found[roll].append({**parsed, "record": int(seq), "at": at, "hash": digest})
+            for note in cur:
+                entry = correction_entry(dict(note))  # None for an edited body: log verify names it
+                if entry is not None and int(entry["roll"]) in found:
+                    found[int(entry["roll"])].append(entry)
         for r in rows:
             r["corrections"] = found[int(r["id"])]
         return rows

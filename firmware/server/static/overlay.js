@@ -78,6 +78,11 @@
     }
     tile.appendChild(el("span", "face", die.face));
     tile.title = die.die || die.kind;
+    if (die.corrected) {
+      // the table said this die shows another face than the tower read
+      tile.classList.add("corrected");
+      tile.title += `: read ${die.corrected.read}, corrected to ${die.face} by ${die.corrected.by || "the table"}`;
+    }
     return tile;
   }
 
@@ -124,6 +129,14 @@
     }
     b.title = `${text}: ${TONES[tone]}${tone === "failed" ? `\n${roll.error || "the roll failed"}` : ""}`;
     return b;
+  }
+
+  // A corrected roll's mark: what the tower read, in its title.
+  function correctedMark(roll) {
+    const mark = el("span", "corrected-mark", "corrected");
+    const read = roll.as_read || {};
+    mark.title = `the table corrected ${(roll.corrections || []).length} die(s); as read: ${read.total}`;
+    return mark;
   }
 
   function pct(p) {
@@ -174,6 +187,7 @@
     const total = el("div", "total", roll.total);
     if (typeof roll.successes === "number") total.appendChild(el("small", "", `${roll.successes} succ.`));
     summary.appendChild(total);
+    if (roll.corrected) summary.appendChild(correctedMark(roll));
     const badge = badgeFor(roll);
     if (badge) summary.appendChild(badge);
     if (roll.odds && typeof roll.odds.outcome_probability === "number") {
@@ -197,6 +211,7 @@
       li.appendChild(el("span", "who", roll.roller));
       li.appendChild(el("span", "what", roll.label));
       if (roll.status !== "failed") li.appendChild(el("span", "tot", roll.total));
+      if (roll.corrected) li.appendChild(correctedMark(roll));
       const badge = badgeFor(roll);
       if (badge) li.appendChild(badge);
       if (roll.status === "failed") {
@@ -248,7 +263,7 @@
     state.seq = msg.seq;
     state.applied += 1;
     const id = msg.id;
-    if (msg.type === "result" || msg.type === "error") {
+    if (msg.type === "result" || msg.type === "error" || msg.type === "amended") {
       if (msg.roll) finish(msg.roll);
       return;
     }
