@@ -33,6 +33,7 @@ from ..events import EventBus
 from ..mqtt.settings import MqttConfig
 from ..outputs import OUTPUTS
 from ..rolllog import LogReader, RollLog, StartCheck, check_log, open_served_log
+from ..rolls.asking import AskDesk
 from ..rolls.button import ButtonWayIn, PressPlan
 from ..rolls.corrections import CorrectionDesk
 from ..rolls.outputs import Output, OutputContext, Outputs
@@ -138,6 +139,7 @@ class ServerState:
     button: ButtonWayIn | None = None
     #: the table's corrections to the last roll, and the codes that open the table (``table.py``)
     corrections: CorrectionDesk | None = None
+    asks: AskDesk = field(default_factory=AskDesk)
     table_codes: TableCodes = field(default_factory=TableCodes)
 
     @property

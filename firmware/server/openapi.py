@@ -303,6 +303,41 @@ def _table_paths(roll_id: dict[str, Any]) -> dict[str, Any]:
                 "responses": {"200": {"description": "HTML"}},
             }
         },
+        "/api/table": {
+            "get": {
+                "summary": (
+                    "what the table page shows: the roll in progress, the queue, the recent rolls (each die's"
+                    " crop, face and faces; the last correctable within its window) and the dice put to the"
+                    " table; a poll also tells the tower a table page is there to ask"
+                ),
+                "security": [{"bearer": []}],
+                "responses": {"200": _json({"type": "object"}), **_errors(401)},
+            }
+        },
+        "/api/table/asks/{qid}.jpg": {
+            "get": {
+                "summary": "the crop of a die put to the table, while its question is open",
+                "parameters": [
+                    {"name": "qid", "in": "path", "required": True, "schema": {"type": "integer"}}
+                ],
+                "responses": {"200": {"description": "JPEG", "content": {"image/jpeg": {}}}, **_errors(404)},
+            }
+        },
+        "/api/rolls/{roll_id}/answers": {
+            "post": {
+                "summary": (
+                    'answer for a die the tower could not read ([roll] unreadable = "ask"): the first valid'
+                    " answer fills the slot and the roll goes on"
+                ),
+                "security": [{"bearer": []}],
+                "parameters": [roll_id],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": correction}}},
+                "responses": {
+                    "201": _json({"type": "object"}, "taken: roll, die, face, by"),
+                    **_errors(400, 401, 409, 413, 415, 422, 429),
+                },
+            }
+        },
         "/api/rolls/{roll_id}/corrections": {
             "post": {
                 "summary": (

@@ -1,4 +1,8 @@
-"""The table's HTTP side: its code, the ``/table`` page for phones and the corrections endpoint.
+"""The table's HTTP side: its code, the ``/table`` page for phones, corrections and answers.
+
+The page polls ``GET /api/table`` (the roll in progress, the recent rolls with each die's crop,
+face and outcome, the dice put to the table) about once a second; a poll is also how the tower
+knows a table page is there to ask (:class:`~..rolls.asking.AskDesk`).
 
 Who may act from the table: whoever holds the server's token, or the players' code
 (``DATA/table-code``, made beside the token when the server needs one). The players' code allows
@@ -10,15 +14,21 @@ neither is asked for, as with rolling.
 from __future__ import annotations
 
 import hmac
+import time
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from ..rolls.corrections import DEFAULT_WINDOW_S, CorrectionDesk
+from ..rolls.amending import die_faces
+from ..rolls.asking import AskDesk
+from ..rolls.corrections import DEFAULT_WINDOW_S, CorrectionDesk, parse_correction
+from ..rolls.views import event_view, roll_view
 from ..web.guards import ApiError, json_body
 from .clients import client_address
 
@@ -93,6 +103,104 @@ async def post_correction(request: Request) -> Response:
     return JSONResponse(view, status_code=201, headers={"Location": url})
 
 
+#: finished rolls the table page shows
+TABLE_ROLLS = 8
+
+
+def _table_roll(view: dict[str, Any], correctable: bool) -> dict[str, Any]:
+    """A roll as the table page shows it: who, what, each die (crop, face, the faces it has), the outcome."""
+    bounded = event_view(view)
+    keys = ("id", "status", "roller", "label", "text", "total", "outcome", "degree", "critical", "botch")
+    out: dict[str, Any] = {k: bounded.get(k) for k in keys}
+    out.update(
+        error=bounded.get("error"),
+        finished_at=bounded.get("finished_at"),
+        corrected=bounded.get("corrected", False),
+        as_read=bounded.get("as_read"),
+        correctable=correctable,
+        dice_count=bounded.get("dice_count", len(bounded.get("dice") or [])),
+        dice=[
+            {
+                "slot": d.get("slot"),
+                "kind": d.get("kind"),
+                "face": d.get("face"),
+                "die": d.get("die"),
+                "role": d.get("role"),
+                "flags": d.get("flags") or [],
+                "crop_url": d.get("crop_url"),
+                "corrected": d.get("corrected"),
+                "faces": die_faces(str(d.get("kind"))) if correctable else None,
+            }
+            for d in bounded.get("dice") or []
+        ],
+    )
+    return out
+
+
+def _table_state(state: Any) -> dict[str, Any]:
+    """What the table page polls for (from a worker thread): the roll in progress, the queue,
+    the recent rolls (the last one correctable within its window) and the open questions."""
+    desk: CorrectionDesk = state.corrections
+    service = state.service
+    rows = service.log.list(limit=TABLE_ROLLS)
+    now = time.time()
+    rolls = []
+    for i, row in enumerate(rows):
+        fresh = row["status"] == "done" and now - float(row["finished_at"]) <= desk.window_s
+        rolls.append(_table_roll(roll_view(row), correctable=i == 0 and fresh))
+    status = service.status()
+    rolling = None
+    if status["rolling"] is not None:
+        pending = service.log.get(status["rolling"])
+        if pending is not None:
+            rolling = {k: pending.get(k) for k in ("id", "roller")} | {
+                "label": (pending.get("request") or {}).get("notation") or pending.get("system")
+            }
+    asks: AskDesk = state.asks
+    return {
+        "rolling": rolling,
+        "queue": status["queue"][:10],
+        "rolls": rolls,
+        "window_s": desk.window_s,
+        "asks": [q.to_json() for q in asks.open_questions()],
+    }
+
+
+async def get_table(request: Request) -> Response:
+    state = request.state.server
+    check_table_code(_bearer(request), state.table_codes)
+    state.asks.seen()
+    return JSONResponse(await run_in_threadpool(_table_state, state))
+
+
+async def post_answer(request: Request) -> Response:
+    """The table's answer for a die the tower could not read: the first valid one fills the slot."""
+    state = request.state.server
+    check_table_code(_bearer(request), state.table_codes)
+    roll_id: int = request.path_params["roll_id"]
+    body = await json_body(request, "the answer")
+    if not isinstance(body, dict) or set(body) - {"die", "face", "by"}:
+        raise ApiError(422, "must be a JSON object with die, face and optional by", field_name="body")
+    correction = parse_correction(body)
+    client = _client(request)
+    wait = state.corrections.limiter.allow(client)
+    if wait:
+        raise ApiError(
+            429, f"too many requests from {client}; wait {wait:.1f} s", retry_after=max(1, round(wait))
+        )
+    q = state.asks.answer(roll_id, correction.die, correction.face, correction.by)
+    return JSONResponse({"roll": roll_id, "die": q.slot, "face": q.face, "by": q.by}, status_code=201)
+
+
+async def get_ask_crop(request: Request) -> Response:
+    """The crop of a die the table is asked about (open while the question is)."""
+    state = request.state.server
+    q = state.asks.question(request.path_params["qid"])
+    if q is None or not q.crop:
+        raise ApiError(404, "no such question (answered, or too late)")
+    return Response(q.crop, media_type="image/jpeg", headers={"Cache-Control": "no-store"})
+
+
 def _page(name: str) -> Path:
     return Path(str(resources.files(__package__) / "static" / name))
 
@@ -105,5 +213,8 @@ def table_routes() -> list[Route]:
     """The page and the corrections endpoint."""
     return [
         Route("/table", table_page),
+        Route("/api/table", get_table),
+        Route("/api/table/asks/{qid:int}.jpg", get_ask_crop),
         Route("/api/rolls/{roll_id:int}/corrections", post_correction, methods=["POST"]),
+        Route("/api/rolls/{roll_id:int}/answers", post_answer, methods=["POST"]),
     ]
