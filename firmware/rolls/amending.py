@@ -25,7 +25,7 @@ from .rolling import DiceSupply, ThrowHooks, parse_roll_request, perform_roll
 __all__ = ["AMENDED_KEYS", "AmendError", "amend_roll", "corrected_faces", "die_faces"]
 
 #: what a die keeps from the throw that read it when the rules evaluate its roll again
-_TOWER_KEYS = ("throw", "die", "colour", "confidence", "box", "position", "crop")
+_TOWER_KEYS = ("throw", "die", "colour", "confidence", "box", "position", "crop", "by_table")
 #: the keys of a row an amendment replaces
 AMENDED_KEYS = ("result", "total", "outcome", "odds", "dice")
 #: amended rolls kept ready (a roll's checks' odds cost milliseconds; the overlay asks often)

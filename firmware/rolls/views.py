@@ -97,6 +97,7 @@ def roll_view(row: dict[str, Any]) -> dict[str, Any]:
                     "photo_sha256": t.get("photo_sha256"),
                     "timings": t.get("timings"),
                     "retries": t.get("retries"),
+                    "table": (t.get("reading") or {}).get("table") or [],
                 }
                 for t in throws
             ],

@@ -54,7 +54,7 @@ from .fairness import fairness_from_rows
 from .fairness_page import fairness_html
 from .openapi import openapi_schema
 from .stream import Snapshots, ws_events
-from .table import TABLE_CODE_FILE, TableCodes, TableSettings, table_routes
+from .table import TABLE_CODE_FILE, TableCodes, TableSettings, hook_table, table_routes
 from .teach import TeachSession, teach_routes
 from .watchdog import SystemdWatch
 
@@ -116,8 +116,8 @@ class ServerConfig:
     outputs: tuple[type[Output], ...] = OUTPUTS
     #: tells systemd the service is ready, and pings its watchdog while rolls progress (``watchdog.py``)
     notifier: Notifier | None = None
-    #: the table's settings: how long a roll may be corrected (``table.py``)
-    table: TableSettings = field(default_factory=TableSettings)
+    #: the table's settings (``table.py``); None: the tower's ``[roll]`` keys, else the defaults
+    table: TableSettings | None = None
 
     @property
     def token_required(self) -> bool:
@@ -390,6 +390,9 @@ async def _open(
     )
     outputs.add(*(cls(context) for cls in config.outputs if cls.wanted(context)))
     await stack.enter_async_context(outputs)
+    table = TableSettings.for_supply(config.table, supply)
+    asks = AskDesk()
+    hook_table(table, supply, asks, lambda: service.queue.current)
     service.start()
     stack.push_async_callback(service.stop)  # stops before the outputs close: the last roll's events go out
     button = None
@@ -413,8 +416,9 @@ async def _open(
         teach=teach,
         button=button,
         corrections=CorrectionDesk(
-            log, outputs.publish, limiter=service.limiter, window_s=config.table.correct_window_s
+            log, outputs.publish, limiter=service.limiter, window_s=table.correct_window_s
         ),
+        asks=asks,
         table_codes=TableCodes(token, players),
     )
     if config.notifier is not None:

@@ -28,11 +28,20 @@ from starlette.routing import Route
 from ..rolls.amending import die_faces
 from ..rolls.asking import AskDesk
 from ..rolls.corrections import DEFAULT_WINDOW_S, CorrectionDesk, parse_correction
+from ..rolls.rolling import DiceSupply
 from ..rolls.views import event_view, roll_view
+from ..table_reading import TableAsker
 from ..web.guards import ApiError, json_body
 from .clients import client_address
 
-__all__ = ["TABLE_CODE_FILE", "TableCodes", "TableSettings", "check_table_code", "table_routes"]
+__all__ = [
+    "TABLE_CODE_FILE",
+    "TableCodes",
+    "TableSettings",
+    "check_table_code",
+    "hook_table",
+    "table_routes",
+]
 
 #: the players' code's file in the data directory (mode 0600)
 TABLE_CODE_FILE = "table-code"
@@ -42,9 +51,32 @@ _MAX_ROLL_ID = 2**63 - 1
 
 @dataclass(frozen=True)
 class TableSettings:
-    """``[roll]``'s table keys: how long a roll may be corrected."""
+    """``[roll]``'s table keys: how long a roll may be corrected, and what becomes of a die the
+    tower cannot read (``rethrow``, or ``ask`` the table for up to ``ask_timeout_s``)."""
 
     correct_window_s: float = DEFAULT_WINDOW_S
+    unreadable: str = "rethrow"
+    ask_timeout_s: float = 60.0
+
+    @classmethod
+    def for_supply(cls, given: TableSettings | None, supply: DiceSupply) -> TableSettings:
+        """``given`` (a test's, an embedder's), else the tower's ``[roll]`` keys, else the defaults."""
+        if given is not None:
+            return given
+        tower = getattr(supply, "tower", None)
+        if tower is None:
+            return cls()
+        roll = tower.config.roll
+        return cls(roll.correct_window_s, roll.unreadable, roll.ask_timeout_s)
+
+
+def hook_table(settings: TableSettings, supply: DiceSupply, asks: AskDesk, current_roll: Any) -> bool:
+    """With ``unreadable = "ask"`` and a tower, let the tower ask the table (``table_reading.py``)."""
+    tower = getattr(supply, "tower", None)
+    if settings.unreadable != "ask" or tower is None:
+        return False
+    tower.ask_table = TableAsker(asks, current_roll, settings.ask_timeout_s)
+    return True
 
 
 @dataclass(frozen=True)
@@ -129,6 +161,7 @@ def _table_roll(view: dict[str, Any], correctable: bool) -> dict[str, Any]:
                 "flags": d.get("flags") or [],
                 "crop_url": d.get("crop_url"),
                 "corrected": d.get("corrected"),
+                "by_table": d.get("by_table"),
                 "faces": die_faces(str(d.get("kind"))) if correctable else None,
             }
             for d in bounded.get("dice") or []

@@ -78,6 +78,11 @@
     }
     tile.appendChild(el("span", "face", die.face));
     tile.title = die.die || die.kind;
+    if (die.by_table) {
+      // the tower could not read this die: the table said which face is up
+      tile.classList.add("by-table");
+      tile.title += `: read by the table (${die.by_table.by || "a player"})`;
+    }
     if (die.corrected) {
       // the table said this die shows another face than the tower read
       tile.classList.add("corrected");
