@@ -8,44 +8,17 @@ import threading
 from dataclasses import replace
 
 import httpx
-from dicetower.firmware.config import DEFAULT_CONFIG
-from dicetower.firmware.rolls.tower_supply import TowerSupply
 from dicetower.firmware.server.app import ServerConfig
 from dicetower.firmware.server.table import TableSettings
-from dicetower.firmware.tower import open_tower, reader_for_tray
-from dicetower.vision.reading import ReadStatus, UnreadableReason
 from server_helpers import live_server, wait_for
-
-
-class FirstDieUnsure:
-    """The tray's reader, except that the first die of the first reading is unreadable (low confidence)."""
-
-    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
-        self.inner = inner
-        self.reads = 0
-
-    def read(self, frame, reference=None, tray=None):  # type: ignore[no-untyped-def]
-        reading = self.inner.read(frame, reference, tray)
-        self.reads += 1
-        if self.reads > 1 or not reading.dice:
-            return reading
-        first = replace(
-            reading.dice[0], face=None, status=ReadStatus.UNREADABLE, reason=UnreadableReason.LOW_CONFIDENCE
-        )
-        return replace(reading, dice=(first, *reading.dice[1:]))
-
-
-def _supply() -> TowerSupply:
-    cfg = DEFAULT_CONFIG.with_changes(sim=replace(DEFAULT_CONFIG.sim, seed=5))
-    reader = reader_for_tray(cfg.dice.dice, cfg.camera.tray_colour, cfg.reader.taught)
-    return TowerSupply(open_tower(cfg, reader=FirstDieUnsure(reader)))
+from table_helpers import unsure_tower
 
 
 def _config(config: ServerConfig) -> ServerConfig:
     return replace(
         config,
         rate_per_second=0,
-        supply_factory=_supply,
+        supply_factory=unsure_tower,
         table=TableSettings(unreadable="ask", ask_timeout_s=20),
     )
 

@@ -12,15 +12,9 @@ import httpx
 import pytest
 from dicetower.firmware.server.app import ServerConfig
 from server_helpers import live_server, shot, wait_for
+from table_helpers import PHONE
 
 pytestmark = pytest.mark.slow
-
-PHONE = {
-    "viewport": {"width": 390, "height": 844},
-    "has_touch": True,
-    "is_mobile": True,
-    "device_scale_factor": 2,
-}
 
 
 def _finished(base: str, rid: int) -> dict:
