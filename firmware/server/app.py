@@ -282,6 +282,10 @@ async def get_tower(request: Request) -> Response:
             },
             "mqtt": mqtt,
             "outputs": state.outputs.status(),
+            "table": {
+                "corrections": state.corrections.made if state.corrections else 0,
+                "asks": state.asks.status(),
+            },
         }
     )
 
