@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,8 @@ __all__ = ["MAX_OPEN", "PRESENCE_S", "AskDesk", "Question"]
 PRESENCE_S = 5.0
 #: questions open at once, at most
 MAX_OPEN = 16
+#: seconds between a waiting question's signs of progress
+_TICK_S = 5.0
 
 
 @dataclass
@@ -64,9 +67,19 @@ class Question:
 class AskDesk:
     """The open questions and whether a table page is there to answer them. Thread-safe."""
 
-    def __init__(self, *, presence_s: float = PRESENCE_S, clock: Any = time.monotonic) -> None:
+    def __init__(
+        self,
+        *,
+        presence_s: float = PRESENCE_S,
+        clock: Any = time.monotonic,
+        progress: Callable[[], None] | None = None,
+    ) -> None:
         self.presence_s = presence_s
         self._clock = clock
+        #: called every few seconds while a question waits: waiting on the table is a roll's
+        #: progress, so the service's watchdog does not take a long answer for a wedged tower
+        self.progress = progress
+        self._closed = False
         self._lock = threading.Lock()
         self._open: dict[int, Question] = {}
         self._ids = itertools.count(1)
@@ -130,18 +143,32 @@ class AskDesk:
         if not self.connected:
             return None
         with self._lock:
-            if len(self._open) >= MAX_OPEN:
+            if len(self._open) >= MAX_OPEN or self._closed:
                 return None
             q = Question(next(self._ids), roll_id, slot, kind, die, crop, time.time(), timeout_s)
             self._open[q.id] = q
             self.asked += 1
-        if q.answered.wait(timeout_s):
+        deadline = time.monotonic() + timeout_s
+        while not q.answered.wait(max(0.0, min(_TICK_S, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline or self._closed:
+                break
+            if self.progress is not None:
+                self.progress()
+        if q.face is not None:
             return q
         with self._lock:
             if self._open.pop(q.id, None) is None and q.face is not None:
                 return q  # answered just as the wait ended
             self.unanswered += 1
         return None
+
+    def close(self) -> None:
+        """The server stops: every waiting question ends unanswered (the roll then re-throws or fails)."""
+        with self._lock:
+            self._closed = True
+            waiting = list(self._open.values())
+        for q in waiting:
+            q.answered.set()
 
     def status(self) -> dict[str, Any]:
         return {

@@ -14,6 +14,7 @@ globals. Errors are mapped once (``errors.py``): every 4xx and 5xx is
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -395,10 +396,12 @@ async def _open(
     outputs.add(*(cls(context) for cls in config.outputs if cls.wanted(context)))
     await stack.enter_async_context(outputs)
     table = TableSettings.for_supply(config.table, supply)
-    asks = AskDesk()
+    # waiting on the table is progress: the watchdog does not take a long answer for a wedged tower
+    asks = AskDesk(progress=lambda: setattr(service.queue, "last_progress", time.monotonic()))
     hook_table(table, supply, asks, lambda: service.queue.current)
     service.start()
     stack.push_async_callback(service.stop)  # stops before the outputs close: the last roll's events go out
+    stack.callback(asks.close)  # before the service stops: a roll waiting on the table ends at once
     button = None
     if config.presses is not None:
         button = ButtonWayIn.for_supply(service, supply, config.presses)

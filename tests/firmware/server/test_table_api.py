@@ -71,3 +71,20 @@ def test_the_first_valid_answer_wins_and_no_table_means_no_question() -> None:
     now[0] = 6.0
     assert not desk.connected
     assert desk.status() == {"connected": False, "open": 0, "asked": 2, "answered": 1, "unanswered": 1}
+
+
+def test_a_waiting_question_shows_progress_and_ends_when_the_server_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("dicetower.firmware.rolls.asking._TICK_S", 0.01)
+    ticks: list[int] = []
+    desk = AskDesk(progress=lambda: ticks.append(1))
+    desk.seen()
+    got: list = []
+    asker = threading.Thread(target=lambda: got.append(desk.ask(1, 0, "d20", timeout_s=30)))
+    asker.start()
+    wait_for(lambda: len(ticks) >= 3)  # the watchdog hears of the roll while the table thinks
+    desk.close()
+    asker.join(5)
+    assert not asker.is_alive() and got == [None]
+    assert desk.ask(1, 1, "d20", timeout_s=30) is None  # a closed desk asks nothing more
