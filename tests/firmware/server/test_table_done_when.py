@@ -108,6 +108,8 @@ def test_two_players_type_and_correct_and_every_output_shows_it(browser, tmp_pat
                 shot(bo_page, "table-corrected.png", full_page=True)
                 overlay.wait_for_selector(".corrected-mark")
                 overlay_total = overlay.locator("#current .total").text_content()
+                by_table_tiles = overlay.locator("#current .die.by-table").count()
+                corrected_tiles = overlay.locator("#current .die.corrected").count()
                 shown = httpx.get(f"{base}/api/rolls/{rid}").json()
                 (amended,) = probe.wait("amended", 1)
                 on_hub = wait_for(lambda: (v := _hub_roll(hub, rid)) and v.get("corrected") and v, 30)
@@ -124,6 +126,7 @@ def test_two_players_type_and_correct_and_every_output_shows_it(browser, tmp_pat
     assert shown["corrected"] and shown["total"] == sum(faces) and shown["as_read"]["total"] == read["total"]
     assert shown["corrections"][0]["by"] == "Bo" and shown["corrections"][0]["new"] == new
     assert overlay_total.strip() == str(shown["total"])
+    assert by_table_tiles == 1 and corrected_tiles == 1  # the die the table typed, the die it corrected
     assert amended["roll"]["total"] == shown["total"] and amended["roll"]["corrected"]
     assert on_hub["total"] == shown["total"] and on_hub["dice"][other["slot"]]["corrected"]["by"] == "Bo"
     assert main(["log", "verify", "--data", str(data)]) == 0
