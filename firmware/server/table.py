@@ -211,10 +211,7 @@ async def post_answer(request: Request) -> Response:
     state = request.state.server
     check_table_code(_bearer(request), state.table_codes)
     roll_id: int = request.path_params["roll_id"]
-    body = await json_body(request, "the answer")
-    if not isinstance(body, dict) or set(body) - {"die", "face", "by"}:
-        raise ApiError(422, "must be a JSON object with die, face and optional by", field_name="body")
-    correction = parse_correction(body)
+    correction = parse_correction(await json_body(request, "the answer"))  # the same fields as a correction
     client = _client(request)
     wait = state.corrections.limiter.allow(client)
     if wait:
