@@ -10,7 +10,7 @@ from dicetower.firmware.rolls.tower_supply import TowerSupply
 from dicetower.firmware.tower import open_tower, reader_for_tray
 from dicetower.vision.reading import ReadStatus, UnreadableReason
 
-__all__ = ["PHONE", "FirstDieUnsure", "unsure_tower"]
+__all__ = ["PHONE", "FirstDieUnsure", "ReadsFivesAsSixes", "misreading_tower", "unsure_tower"]
 
 #: a phone at the table: 390 x 844 CSS pixels, touch
 PHONE: dict[str, Any] = {
@@ -44,3 +44,22 @@ def unsure_tower(seed: int = 5) -> TowerSupply:
     cfg = DEFAULT_CONFIG.with_changes(sim=replace(DEFAULT_CONFIG.sim, seed=seed))
     reader = reader_for_tray(cfg.dice.dice, cfg.camera.tray_colour, cfg.reader.taught)
     return TowerSupply(open_tower(cfg, reader=FirstDieUnsure(reader)))
+
+
+class ReadsFivesAsSixes:
+    """The tray's reader, except that it reads every 5 as a 6: a reader wrong on real dice."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def read(self, frame: Any, reference: Any = None, tray: Any = None) -> Any:
+        reading = self.inner.read(frame, reference, tray)
+        dice = tuple(replace(d, face=6) if d.face == 5 else d for d in reading.dice)
+        return replace(reading, dice=dice)
+
+
+def misreading_tower(seed: int = 7) -> TowerSupply:
+    """The simulated tower with a reader that reads 5 as 6."""
+    cfg = DEFAULT_CONFIG.with_changes(sim=replace(DEFAULT_CONFIG.sim, seed=seed))
+    reader = reader_for_tray(cfg.dice.dice, cfg.camera.tray_colour, cfg.reader.taught)
+    return TowerSupply(open_tower(cfg, reader=ReadsFivesAsSixes(reader)))
