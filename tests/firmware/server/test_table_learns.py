@@ -3,9 +3,14 @@ true faces and shows the tower's corrected share per die, and the corrections be
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from dicetower.firmware.cli import main
 from dicetower.firmware.rolllog import LogReader
 from dicetower.firmware.server.app import ServerConfig
@@ -14,6 +19,8 @@ from server_helpers import live_server, wait_for
 from table_helpers import misreading_tower
 
 ROLLS = 6
+#: rolls of the re-fit run: enough of each face of the red die for a relaxed fit
+FIT_ROLLS = 60
 
 
 def _truth_of(box: list[float], truth: list[dict]) -> int:
@@ -25,13 +32,14 @@ def _truth_of(box: list[float], truth: list[dict]) -> int:
     return int(near["face"])
 
 
-def test_the_table_corrects_the_misread_dice_and_the_tower_measures_itself(tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def _play(data: Path, rolls: int) -> tuple[list[int], int, list[dict], str]:
+    """Roll ``rolls`` times on the misreading tower, correcting what the camera's truth says is wrong
+    as a player would; the true faces, the corrections, /api/fairness and the /fairness page."""
     config = ServerConfig(data_dir=data, supply_factory=misreading_tower, rate_per_second=0)
     truths: list[int] = []
     corrected = 0
     with live_server(config) as base:
-        for _ in range(ROLLS):
+        for _ in range(rolls):
             rid = httpx.post(f"{base}/api/rolls", json={"notation": "5d6", "roller": "Ann"}).json()["id"]
             roll = wait_for(
                 lambda rid=rid: (r := httpx.get(f"{base}/api/rolls/{rid}").json())["status"] == "done" and r,
@@ -53,6 +61,12 @@ def test_the_table_corrects_the_misread_dice_and_the_tower_measures_itself(tmp_p
                     corrected += 1
         fairness = httpx.get(f"{base}/api/fairness").json()["dice"]
         page = httpx.get(f"{base}/fairness").text
+    return truths, corrected, fairness, page
+
+
+def test_the_table_corrects_the_misread_dice_and_the_tower_measures_itself(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    truths, corrected, fairness, page = _play(data, ROLLS)
     assert corrected == truths.count(5) > 0  # every 5 was misread, and only the 5s
     counts: dict[int, int] = {}
     reading = {"read_by_tower": 0, "corrected": 0}
@@ -68,3 +82,25 @@ def test_the_table_corrects_the_misread_dice_and_the_tower_measures_itself(tmp_p
     assert main(["log", "examples", "--data", str(data), "--out", str(out), "--confirmed"]) == 0
     labelled = [d.face for entry in read_manifest(out) for d in entry.dice]
     assert sorted(labelled) == sorted(truths)  # the reader's own photos, labelled right
+
+
+@pytest.mark.slow
+def test_a_reader_fitted_on_the_table_s_labels_reads_the_dice_the_tower_got_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, examples, model = tmp_path / "data", tmp_path / "examples", tmp_path / "model"
+    truths, corrected, _fairness, _page = _play(data, FIT_ROLLS)
+    assert corrected == truths.count(5) > 0
+    assert main(["log", "examples", "--data", str(data), "--out", str(examples), "--confirmed"]) == 0
+    code = (  # few rolls: the fit's limits relaxed, one BLAS thread (as tests/firmware/taught_helpers.py)
+        "import sys\nfrom dicetower.vision.taught.fit import FitOptions, fit_model\n"
+        "fit_model(sys.argv[1], sys.argv[2], FitOptions(min_per_face=3, max_wrong=1.0))"
+    )
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, "-c", code, str(examples), str(model)], env=env, check=True, timeout=600)
+    capsys.readouterr()
+    assert main(["eval", str(examples), "--taught", str(model), "--json"]) == 0
+    scored = json.loads(capsys.readouterr().out.splitlines()[0])
+    fives = scored["per_face"]["d6"]["5"]
+    assert fives["dice"] == corrected and fives["wrong"] == 0  # the taught reader never calls a 5 a 6
+    assert fives["correct"] >= 0.9 * fives["dice"]
