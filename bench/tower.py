@@ -1,6 +1,7 @@
 """Benchmark: the simulated tower under random faults, the solenoid's limits, software time and memory.
 
     .venv/bin/python bench/tower.py [--rolls 1000] [--commands 10000] [--fault-rate 0.3] [--seed 1]
+        [--reject-by-face RATES] [--unreadable rethrow|ask|both]
 
 1. ``--rolls`` rolls of the whole tray (the red wild die and four white d6, as a Runic Flux
    skill roll asks) on the simulated tower, a fault drawn at ``--fault-rate`` per throw from
@@ -28,6 +29,11 @@ until the die lands again (a shake, or a leaning die falling after a tap), so a 
 re-roll the reject of a die lying flat. The bench then reports, per slot and pooled, the faces
 of the completed rolls beside the tilt predicted for a die re-thrown until read (``∝ 1 − r_f``,
 ``dicetower.firmware.server.rejects.accepted_shares``): the bias that remains.
+
+``--unreadable ask`` gives the tower the table's hook (``[roll] unreadable = "ask"``,
+``dicetower.firmware.table_reading``): a die the reader rejects is answered by the table, which
+the bench plays from the camera's truth (:class:`TruthTable`), instead of being tapped or thrown
+again; ``both`` runs the rolls once each way, each with its own chi-squared against fair.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from dicetower.firmware.pattern import ShakePattern
 from dicetower.firmware.server.rejects import RATIO_FLOOR, accepted_shares, max_tilt
 from dicetower.firmware.server.stats import rolls_to_see, wilson_interval
 from dicetower.firmware.shaker import Shaker
+from dicetower.firmware.table_reading import fill_from_table
 from dicetower.firmware.tower import open_tower
 from dicetower.rules.source import DiceRequest, DieSlot, Role
 from dicetower.vision.eval.evaluate import label_box, match_dice
@@ -62,6 +69,7 @@ __all__ = [
     "MEASURED",
     "FaceRejectingReader",
     "LandingCamera",
+    "TruthTable",
     "chi2_sf",
     "main",
     "reject_rates",
@@ -201,8 +209,34 @@ class FaceRejectingReader:
         return replace(reading, dice=tuple(dice))
 
 
+class TruthTable:
+    """The table as the bench plays it (``--unreadable ask``): a die put to it is answered with the
+    face the camera drew for it, matched by position, as a player looking at the tray would."""
+
+    def __init__(self, camera: Any) -> None:
+        self.camera = camera
+        self.asked = 0
+        self.answered = 0
+
+    def __call__(self, record: Any, reading: Reading, frame: np.ndarray) -> Reading | None:
+        def answer(index: int, kind: str, colour: str, crop: bytes | None) -> tuple[int | None, str]:
+            self.asked += 1
+            truth = self.camera.truth
+            label = nearest(truth, reading.dice[index].box) if truth else None
+            if label is None or label.face is None:
+                return None, "the bench sees no face"
+            self.answered += 1
+            return label.face, "bench"
+
+        return fill_from_table(record, reading, frame, answer)
+
+
 def bench_rolls(
-    n: int, fault_rate: float, seed: int, reject_by_face: list[float] | None = None
+    n: int,
+    fault_rate: float,
+    seed: int,
+    reject_by_face: list[float] | None = None,
+    unreadable: str = "rethrow",
 ) -> dict[str, Any]:
     cfg = DEFAULT_CONFIG.with_changes(
         sim=replace(DEFAULT_CONFIG.sim, seed=seed, fault_rate=fault_rate, faults=FAULTS)
@@ -226,6 +260,8 @@ def bench_rolls(
     slowest = 0.0
     rss10 = float("nan")
     with open_tower(cfg, reader=tower_reader, camera=camera, clock=clock) as tower:
+        table = TruthTable(tower.camera) if unreadable == "ask" else None
+        tower.ask_table = table
         for i in range(n):
             t0 = time.perf_counter()
             try:
@@ -274,6 +310,7 @@ def bench_rolls(
         "rss10": rss10,
         "rss_end": rss_mib(),
         "reader": tower_reader,
+        "table": table,
     }
 
 
@@ -410,6 +447,13 @@ def main(argv: list[str] | None = None) -> int:
         help="also reject a read die at a per-face rate: 'measured' (byler-d6's test split), "
         f"{', '.join(MEASURED)}, or six rates R1,...,R6",
     )
+    ap.add_argument(
+        "--unreadable",
+        choices=("rethrow", "ask", "both"),
+        default="rethrow",
+        help="a die the reader rejects: thrown again, or answered by the table (the bench answers with "
+        "the camera's truth, as a player would); both: the rolls once each way, each with its chi-squared",
+    )
     args = ap.parse_args(argv)
     cv2.setNumThreads(1)
     rates_from, rates = reject_rates(args.reject_by_face) if args.reject_by_face else ("", None)
@@ -430,8 +474,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"within every limit: {verdict}; {c['virtual_s']:.0f} s of pin time in {c['wall_s']:.2f} s")
     print()
 
-    r = bench_rolls(args.rolls, args.fault_rate, args.seed, rates)
+    modes = ("rethrow", "ask") if args.unreadable == "both" else (args.unreadable,)
+    for mode in modes:
+        r = bench_rolls(args.rolls, args.fault_rate, args.seed, rates, mode)
+        report_rolls(args, r, rates, rates_from, mode)
+    return 0
+
+
+def report_rolls(args: Any, r: dict[str, Any], rates: list[float] | None, rates_from: str, mode: str) -> None:
+    """The rolls' section of the report, for one way of treating an unreadable die (``mode``)."""
     print(f"## {args.rolls} simulated rolls (wild + 4 d6), fault rate {args.fault_rate:g} per throw")
+    print(
+        f"unreadable dice: {mode}"
+        + (" (the bench answers as the table, from the camera's truth)" if mode == "ask" else "")
+    )
+    if r["table"] is not None:
+        print(f"dice put to the table: {r['table'].asked}, answered: {r['table'].answered}")
     if rates is not None:
         print(f"reader: rejects by face, {rates_from}")
     print(f"faults injected: {dict(sorted(r['injected'].items()))}")
@@ -472,7 +530,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"## resident memory: after 10 rolls {r['rss10']:.1f} MiB, after {args.rolls} {r['rss_end']:.1f} MiB"
     )
-    return 0
+    print()
 
 
 if __name__ == "__main__":

@@ -64,6 +64,9 @@ Example (every key, with its default; see ``docs/tower.md``)::
     [roll]
     default = "4d6kh3"      # what the start button rolls
     max_throws = 20         # the most throws a served roll's initial dice may take (and its follow-ups)
+    unreadable = "rethrow"  # rethrow | ask: put a die the tower cannot read to the /table page
+    ask_timeout_s = 60      # then, with no answer (or no table page open), it is thrown again
+    correct_window_s = 300  # the table may correct the last roll this long (until the next roll)
 
     [reader]
     taught = ""             # a taught model's folder (dicetower teach fit), relative to this file
@@ -288,6 +291,12 @@ class RollConfig:
 
     default: str = field(default="4d6kh3", metadata=_opt(text(200)))
     max_throws: int = field(default=20, metadata=_opt(int_in(1, 200)))
+    #: a die the reader cannot read: thrown again (``rethrow``), or put to the table's page (``ask``)
+    unreadable: str = field(default="rethrow", metadata=_opt(one_of(("rethrow", "ask"))))
+    #: seconds the table has to answer before the die is thrown again
+    ask_timeout_s: float = field(default=60.0, metadata=_opt(num_in(1, 600)))
+    #: seconds after a roll finishes in which the table may correct it (until the next roll, at most)
+    correct_window_s: float = field(default=300.0, metadata=_opt(num_in(1, 86_400)))
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any
 __all__ = ["EVENT_TYPES", "Event", "EventBus", "Subscription"]
 
 #: the event types ``/ws`` sends (``snapshot`` and ``hello`` only to one client, unnumbered)
-EVENT_TYPES = ("queued", "rolling", "settled", "result", "error")
+EVENT_TYPES = ("queued", "rolling", "settled", "result", "error", "amended")
 
 
 @dataclass(frozen=True)

@@ -158,6 +158,9 @@ class ThrowRecord:
     #: where it knows nothing: the faces of the dice a reading rejected, which no reading gives
     truths: list[tuple[LabelledDie, ...] | None] = field(default_factory=list)
     saved: Path | None = None  #: the JSON file once :meth:`save` wrote it
+    #: dice put to the table (``[roll] unreadable = "ask"``): ``{"attempt", "index", "face", "by"}``
+    #: for an answer (``index`` into ``attempts[attempt]``), ``{..., "face": None, "why"}`` for none
+    table: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:

@@ -125,6 +125,8 @@ class Tower:
         self.state = TowerState.IDLE
         self.detail = ""
         self.last_record: ThrowRecord | None = None
+        #: ``[roll] unreadable = "ask"``: fills a reading's unreadable dice from the table, or None
+        self.ask_table: Callable[[ThrowRecord, Reading, np.ndarray], Reading | None] | None = None
         self.throws = 0
         self._lock = threading.RLock()
         self._last_frame: np.ndarray | None = None
@@ -389,6 +391,11 @@ class Tower:
                     record.crops = die_crops(frame, [d.box for d in reading.dice])
                     break
                 reason, text = problem
+                ask = self.ask_table if reason is FailureReason.UNREADABLE else None
+                filled = ask(record, reading, frame) if ask is not None else None
+                if filled is not None and check(filled) is None:  # the table read it: no re-throw
+                    record.reading, record.crops = filled, die_crops(frame, [d.box for d in filled.dice])
+                    break
                 if reason is FailureReason.UNREADABLE and taps_left:
                     taps_left -= 1
                     record.retries.append(Retry("tap", text, attempt))

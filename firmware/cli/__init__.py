@@ -40,7 +40,7 @@ COMMANDS: dict[str, str] = {
     "record": "throw the tray N times and write photos + manifest.jsonl (a dataset folder)",
     "serve": "run the HTTP/WebSocket API, the OBS overlay and the roll log",
     "hub": "show every tower's rolls from an MQTT broker in one overlay and one checked log",
-    "log": "verify or export the roll log",
+    "log": "verify or export the roll log, or write the table's labelled examples",
     "fairness": "fairness statistics per physical die, from the roll log",
     "teach": "teach the tower its owner's dice: collect, group, name, fit",
 }

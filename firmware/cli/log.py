@@ -1,4 +1,5 @@
-"""``dicetower log verify|export``: check the roll log's hash chain, or export it.
+"""``dicetower log verify|export|examples``: check the roll log's hash chain, export it, or write the
+table's labelled examples (``table_examples.py``).
 
 ``verify`` exits 1 and names every row that was edited, deleted or moved, every file that no
 longer matches its hash, a head file that does not match the log's end, and any page SQLite
@@ -20,7 +21,7 @@ from . import COMMANDS
 if TYPE_CHECKING:
     from ..rolllog import LogReader, VerifyReport
 
-__all__ = ["format_report", "open_roll_log", "register", "run_export", "run_verify"]
+__all__ = ["format_report", "open_roll_log", "register", "run_examples", "run_export", "run_verify"]
 
 
 EXAMPLES = """\
@@ -47,12 +48,21 @@ examples:
 """
 
 
+EXAMPLES_EXAMPLES = """\
+examples:
+  dicetower log examples --out table-dice          the dice the table typed or corrected, labelled
+  dicetower log examples --out all --confirmed     every tower roll, the table's faces where it gave one
+  dicetower teach fit table-dice --out my-reader   fit a reader on them (docs/teach.md)
+"""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     raw = argparse.RawDescriptionHelpFormatter
     p = subparsers.add_parser(
         "log",
         help=COMMANDS["log"],
-        description="Check the roll log's hash chain (verify), or export every roll (export).",
+        description="Check the roll log's hash chain (verify), export every roll (export), or write the\n"
+        "dice the table typed or corrected as a labelled folder (examples).",
         epilog=EXAMPLES,
         formatter_class=raw,
     )
@@ -90,6 +100,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     e.add_argument("--out", type=Path, default=None, help="file to write (default stdout)")
     e.set_defaults(func=run_export, format="json")
+    x = sub.add_parser(
+        "examples",
+        help="the photos the table typed or corrected a die of, labelled with its faces, for teach fit",
+        description="Write a labelled folder (manifest.jsonl, images/, crops/, table.jsonl) of the rolls\n"
+        "whose dice the table typed or corrected, each die with the face the table settled on; with\n"
+        "--confirmed, every other finished tower roll too. dicetower teach fit and eval read it.",
+        epilog=EXAMPLES_EXAMPLES,
+        formatter_class=raw,
+    )
+    x.add_argument("--data", type=Path, default=None, help="data directory (DICETOWER_DATA_DIR)")
+    x.add_argument("--out", type=Path, required=True, help="a new folder to write")
+    x.add_argument("--confirmed", action="store_true", help="also the rolls nobody corrected (confirmed)")
+    x.set_defaults(func=run_examples)
 
 
 def open_roll_log(data: Path | None) -> LogReader:
@@ -149,4 +172,17 @@ def run_export(args: argparse.Namespace) -> int:
             with open(args.out, "w", newline="", encoding="utf-8") as fh:
                 n = log.export(EscapedWriter(fh, json_escapes=as_json), args.format)
     print(f"exported {n} rolls", file=sys.stderr)
+    return 0
+
+
+def run_examples(args: argparse.Namespace) -> int:
+    from ..table_examples import write_examples
+
+    with open_roll_log(args.data) as log:
+        counts = write_examples(log, args.out, confirmed=args.confirmed)
+    print(
+        f"wrote {counts.photos} photos: {counts.typed} dice typed by the table, {counts.corrected}"
+        f" corrected, {counts.confirmed} confirmed ({counts.skipped} without a photo or box left out)"
+        f" to {args.out}"
+    )
     return 0

@@ -163,7 +163,7 @@ async def api_towers(request: Request) -> Response:
 
 
 def _log_entry(row: dict[str, Any]) -> dict[str, Any]:
-    view = event_view(row["event"])
+    view = event_view(row["event"], row.get("corrections") or ())
     return {
         "tower": row["tower"],
         "seq": row["seq"],

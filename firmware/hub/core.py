@@ -3,8 +3,9 @@
 Everything here runs on the event loop's thread, one message at a time, in the order the
 broker delivered them (:class:`~.subscriber.HubLink` hands them over). What a viewer should see
 is published on the hub's event bus: ``result`` (a roll, labelled with its tower and roller,
-with the chain check's verdict), ``tower`` (a tower's state changed), ``chain`` (a break) and
-``reply`` (a tower answered a roll request sent from the hub).
+with the chain check's verdict), ``amended`` (the table corrected a die of a roll: the roll as
+corrected), ``tower`` (a tower's state changed), ``chain`` (a break) and ``reply`` (a tower
+answered a roll request sent from the hub).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from ..events import EventBus
 from ..mqtt.settings import Topics
 from ..mqtt.wire import MAX_EVENT_BYTES, MAX_REQUEST_BYTES, MAX_SEQ, WireError, decode_json, event_view
+from ..rolllog.chain import correction_entry, note_hash
 from .chain import Take
 from .keys import Admission, KeyRing
 from .store import HubStore
@@ -27,7 +29,7 @@ from .towers import Tower, TowerBook
 __all__ = ["HUB_EVENTS", "MAX_REQUESTS", "Hub"]
 
 #: the hub's event types on ``/ws``
-HUB_EVENTS = ("result", "tower", "chain", "reply", "new-tower")
+HUB_EVENTS = ("result", "amended", "tower", "chain", "reply", "new-tower")
 #: roll requests sent from the hub and remembered with their answers
 MAX_REQUESTS = 1000
 #: how often, at most, the log says how many messages from unknown towers were refused
@@ -85,10 +87,11 @@ class Hub:
         if where is None:
             return
         name, leaf = where
-        if leaf not in ("rolls", "status"):
+        if leaf not in ("rolls", "status", "amended"):
             return
         try:
-            message = decode_json(payload, MAX_EVENT_BYTES if leaf == "rolls" else MAX_REQUEST_BYTES)
+            limit = MAX_EVENT_BYTES if leaf in ("rolls", "amended") else MAX_REQUEST_BYTES
+            message = decode_json(payload, limit)
         except WireError as exc:
             self._refused(name, leaf, f"a message on {leaf} was refused: {exc}")
             return
@@ -103,6 +106,8 @@ class Hub:
             self._tower_changed(self.book.get(name, known=True))
         if leaf == "rolls":
             self._roll(name, message)
+        elif leaf == "amended":
+            self._amend(name, message.get("note"), message.get("seq"))
         else:
             self._status(name, message)
 
@@ -212,6 +217,37 @@ class Hub:
         self.bus.publish("result", {"tower": name, "roll": view})
         if verdict.take is not Take.NEW:
             self._tower_changed(tower)
+        for note in event.get("notes") or []:  # corrections the table made to the roll before
+            if isinstance(note, dict) and note.get("kind") == "correct":
+                self._amend(name, note, note.get("after_id"))
+
+    def _amend(self, name: str, note: Any, seq: Any) -> None:
+        """A tower's ``correct`` note for its roll ``seq``: checked by its hash, kept, and the roll
+        shown as corrected (an ``amended`` event). A note whose hash or roll does not hold is a
+        problem; one held already changes nothing."""
+        if not isinstance(note, dict) or not isinstance(seq, int) or isinstance(seq, bool):
+            self._problem(name, None, "an amendment without a note or roll")
+            return
+        entry = correction_entry(note)
+        if entry is None or note_hash(note) != note.get("hash"):
+            self.counts["breaks"] += 1
+            self._problem(name, seq, f"the correction of roll {seq} does not match its hash (tampered)")
+            return
+        if int(entry["roll"]) != seq or note.get("after_id") != seq:
+            self._problem(name, seq, f"a correction names roll {entry['roll']}, not roll {seq}")
+            return
+        event = self.store.event(name, seq)
+        if event is None:
+            return  # a roll the hub does not hold: the note comes again with the next roll's event
+        if not self.store.add_correction(name, seq, note):
+            return
+        try:
+            view = event_view(event, self.store.corrections(name, [seq])[seq])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            self._problem(name, seq, f"roll {seq} cannot be shown corrected: {exc}")
+            return
+        view["check"], view["check_problem"] = "new", ""
+        self.bus.publish("amended", {"tower": name, "roll": view})
 
     def _status(self, name: str, message: dict[str, Any]) -> None:
         tower = self.book.status(name, message, known=self.keys.known(name) and not self.keys.accept_unsigned)

@@ -45,6 +45,13 @@ CREATE TABLE IF NOT EXISTS keys (
     source TEXT NOT NULL,
     pinned_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS corrections (
+    tower TEXT NOT NULL,
+    record INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    note TEXT NOT NULL,
+    PRIMARY KEY (tower, record)
+);
 CREATE TABLE IF NOT EXISTS problems (
     n INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,
@@ -96,6 +103,38 @@ class HubStore:
                 ),
             )
             return cur.rowcount == 1
+
+    def add_correction(self, tower: str, seq: int, note: dict[str, Any]) -> bool:
+        """Keep a tower's ``correct`` note (checked by the caller) for roll ``seq``; False if held."""
+        with self._lock:
+            cur = self.db.execute(
+                "INSERT OR IGNORE INTO corrections VALUES (?, ?, ?, ?)",
+                (tower, int(note["seq"]), seq, json.dumps(note, separators=(",", ":"))),
+            )
+            return cur.rowcount == 1
+
+    def corrections(self, tower: str, seqs: list[int]) -> dict[int, list[dict[str, Any]]]:
+        """The ``correct`` notes held for each of ``seqs`` of ``tower``, in record order."""
+        out: dict[int, list[dict[str, Any]]] = {s: [] for s in seqs}
+        if not seqs:
+            return out
+        with self._lock:
+            rows = self.db.execute(
+                "SELECT seq, note FROM corrections WHERE tower = ? AND seq BETWEEN ? AND ? ORDER BY record",
+                (tower, min(seqs), max(seqs)),
+            ).fetchall()
+        for seq, note in rows:
+            if seq in out:
+                out[seq].append(json.loads(note))
+        return out
+
+    def event(self, tower: str, seq: int) -> dict[str, Any] | None:
+        """The stored event of roll ``seq`` of ``tower``, or None."""
+        with self._lock:
+            r = self.db.execute(
+                "SELECT event FROM events WHERE tower = ? AND seq = ?", (tower, seq)
+            ).fetchone()
+        return None if r is None else dict(json.loads(r[0]))
 
     def problem(self, tower: str, seq: int | None, problem: str) -> None:
         with self._lock:
@@ -149,7 +188,10 @@ class HubStore:
         args.append(max(1, min(int(limit), MAX_PAGE)))
         with self._lock:
             rows = self.db.execute(sql, args).fetchall()
-        return [{**dict(r), "event": json.loads(r["event"])} for r in rows]
+        out = [{**dict(r), "event": json.loads(r["event"])} for r in rows]
+        for r in out:  # a page is a few rolls: one lookup each stays cheap
+            r["corrections"] = self.corrections(r["tower"], [r["seq"]])[r["seq"]]
+        return out
 
     def problems(self, limit: int = 50) -> list[dict[str, Any]]:
         with self._lock:

@@ -51,7 +51,14 @@ class HubLink:
         if getattr(reason, "is_failure", False):
             self._failed(mqtt_client.refusal(reason))
             return
-        client.subscribe([(self.topics.all("rolls"), 1), (self.topics.all("status"), 1), (self.replies, 1)])
+        client.subscribe(
+            [
+                (self.topics.all("rolls"), 1),
+                (self.topics.all("status"), 1),
+                (self.topics.all("amended"), 1),
+                (self.replies, 1),
+            ]
+        )
         self.error = ""
         self.connected = True
 

@@ -4,7 +4,8 @@ Why an output (``firmware/outputs``): publishing is optional (and needs the ``mq
 it is one entry in the outputs' list that is on only with a URL. It gets the roll service's
 events in order, as every output does: a ``result`` or ``error`` wakes the publisher (the roll
 is in the log by then) and answers the MQTT request that asked for it, ``rolling`` and the end
-of a roll move the tower's status. Falling behind costs nothing: the publisher reads the log,
+of a roll move the tower's status, and ``amended`` (the table corrected a die) publishes the
+chained correction with the roll as it is now. Falling behind costs nothing: the publisher reads the log,
 so it is woken to catch up. Requests from the broker go to the roll service's one accept
 (``requests.py``), as ``POST /api/rolls`` does.
 """
@@ -92,6 +93,10 @@ class MqttOutput(Output):
             failed = event.type == "error"
             link.set_state("needs-attention" if failed else "idle", data.get("message", "") if failed else "")
             desk.answer(data["id"], "failed" if failed else "done", data["roll"])
+        elif event.type == "amended":
+            note = await run_in_threadpool(self.context.service.log.note, int(data["correction"]["record"]))
+            if note is not None:
+                link.amend({"tower": link.tower, "seq": data["id"], "note": note, "roll": data["roll"]})
 
     def fell_behind(self) -> None:
         if self.link is not None:

@@ -236,6 +236,12 @@ class TowerLink:
         )
         self.client.publish(self.topics.status(self.tower), encode(message), qos=1, retain=True)
 
+    def amend(self, message: dict[str, Any]) -> None:
+        """Publish a roll the table corrected (QoS 1; while the broker is away the note still
+        reaches a hub with the next roll's event, among the notes before it)."""
+        if self.connected:  # signed like every event: the hub takes nothing its key did not sign
+            self.client.publish(self.topics.amended(self.tower), encode(self._signed(message)), qos=1)
+
     def reply(self, topic: str, message: dict[str, Any]) -> None:
         """Publish a request's answer (QoS 1; dropped while the broker is away)."""
         if self.connected:

@@ -13,6 +13,7 @@ Topics, under one prefix (``dicetower`` by default)::
     PREFIX/TOWER/requests/WHO  roll requests the tower takes (QoS 1); WHO is the requester's
                                broker user, held to it by the broker's ACL
     PREFIX/TOWER/resend/WHO    a hub asks for the rolls after a sequence number again
+    PREFIX/TOWER/amended    a roll the table corrected: its chained correct note and the roll as now (QoS 1)
     PREFIX/_hub/ID/replies  a hub's reply topic (tower names never start with "_")
 """
 
@@ -209,6 +210,10 @@ class Topics:
         if leaf not in ("requests", "resend") or not check_identity(identity):
             return None
         return leaf, identity
+
+    def amended(self, tower: str) -> str:
+        """Where a tower publishes a roll the table corrected: the chained note and the roll as now."""
+        return f"{self.prefix}/{tower}/amended"
 
     def hub_replies(self, hub_id: str) -> str:
         return f"{self.prefix}/_hub/{hub_id}/replies"

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..rolllog.chain import CHAINED_COLUMNS, NOTE_COLUMNS, decode_row, note_hash, row_hash
+from ..rolllog.chain import CHAINED_COLUMNS, NOTE_COLUMNS, correction_entry, decode_row, note_hash, row_hash
 
 __all__ = [
     "EVENT_VERSION",
@@ -183,11 +183,13 @@ def check_event(event: dict[str, Any], last_hash: str | None) -> LinkCheck:
     return LinkCheck(True)
 
 
-def event_view(event: dict[str, Any]) -> dict[str, Any]:
-    """The roll as the tower's API shows it, labelled with its tower, for the hub's pages."""
+def event_view(event: dict[str, Any], corrections: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The roll as the tower's API shows it, labelled with its tower, for the hub's pages;
+    ``corrections`` are the ``correct`` notes the hub holds for it (the roll as corrected)."""
     from ..rolls.views import roll_view
 
     row = decode_row({**event["row"], "hash": event["hash"]})
+    row["corrections"] = [c for c in map(correction_entry, corrections) if c is not None]
     view = roll_view(row)
     view["tower"] = event["tower"]
     view["seq"] = event["seq"]

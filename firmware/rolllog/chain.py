@@ -21,6 +21,7 @@ __all__ = [
     "NOTE_KINDS",
     "V1_COLUMNS",
     "canonical",
+    "correction_entry",
     "decode_row",
     "note_hash",
     "pending_view",
@@ -64,8 +65,9 @@ NOTE_COLUMNS: tuple[str, ...] = ("seq", "after_id", "at", "kind", "body", "prev_
 #: what a note records: ``migrate`` (the schema moved on; file hashes adopted), ``prune``
 #: (photos removed under the cap, their hashes kept), ``accept`` (the server was told to start
 #: on a log that does not verify, and what was wrong), ``set-aside`` (files no link accounts
-#: for, moved out of the photo folder)
-NOTE_KINDS: tuple[str, ...] = ("migrate", "prune", "accept", "set-aside")
+#: for, moved out of the photo folder), ``correct`` (the table said a die of the last roll shows
+#: another face: the roll, the slot, the old and new face, who said so; the roll's row is kept)
+NOTE_KINDS: tuple[str, ...] = ("migrate", "prune", "accept", "set-aside", "correct")
 
 JSON_COLUMNS: tuple[str, ...] = ("request", "result", "odds", "dice", "throws", "timings", "files")
 
@@ -114,3 +116,20 @@ def pending_view(row: dict[str, Any]) -> dict[str, Any]:
         "system": request.get("system"),
         "request": request,
     }
+
+
+def correction_entry(note: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``correct`` note as a roll lists it: its body (roll, slot, old, new, by, ...) with the
+    note's ``record`` (seq), ``at`` and ``hash``; None for another kind, or a body that is not
+    a correction (an edit, which ``log verify`` names)."""
+    if note.get("kind") != "correct":
+        return None
+    body = note.get("body")
+    try:
+        parsed = json.loads(body) if isinstance(body, str) else body
+        if not isinstance(parsed, dict):
+            return None
+        int(parsed["roll"]), int(parsed["slot"]), int(parsed["new"])
+    except (TypeError, ValueError, KeyError):
+        return None
+    return {**parsed, "record": int(note["seq"]), "at": note.get("at"), "hash": note.get("hash")}

@@ -282,10 +282,26 @@ class RollLog(LogReader):
             self.prune_photos()
         return decode_row(row)
 
-    def record(self, kind: str, body: dict[str, Any]) -> Head:
-        """Append a note (see :data:`~.chain.NOTE_KINDS`) to the chain; the new tip."""
+    def record(
+        self,
+        kind: str,
+        body: dict[str, Any],
+        *,
+        check: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> Head:
+        """Append a note (see :data:`~.chain.NOTE_KINDS`) to the chain; the new tip.
+
+        ``check`` runs inside the same transaction, before the note is written, and refuses it by
+        raising: what it reads cannot change before the note is in (a correction's window).
+        """
+
+        def append() -> Head:
+            if check is not None:
+                check(self.db)
+            return append_note(self.db, kind, body)
+
         with self._lock:
-            head = self._in_transaction(self.db, lambda: append_note(self.db, kind, body))
+            head = self._in_transaction(self.db, append)
             self._write_head(head)
         return head
 

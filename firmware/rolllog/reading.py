@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from .chain import CHAINED_COLUMNS, JSON_COLUMNS, canonical, decode_row, pending_view
+from .chain import CHAINED_COLUMNS, JSON_COLUMNS, canonical, correction_entry, decode_row, pending_view
 from .report import VerifyReport
 from .schema import DB_NAME, connect_readonly, log_version
 from .store import file_sha256, folder_name
@@ -43,6 +43,7 @@ class LogReader:
         self.path = self.data_dir / DB_NAME
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._table_cache: set[str] | None = None
         self.version = 0
         self._db = self._connect()
 
@@ -90,7 +91,7 @@ class LogReader:
         with self._lock:
             row = self.db.execute("SELECT * FROM rolls WHERE id = ?", (roll_id,)).fetchone()
             if row is not None:
-                return decode_row(dict(row))
+                return self._with_corrections([decode_row(dict(row))])[0]
             p = self.db.execute("SELECT * FROM pending WHERE id = ?", (roll_id,)).fetchone()
         return None if p is None else pending_view(dict(p))
 
@@ -123,7 +124,7 @@ class LogReader:
         args.append(max(1, min(int(limit), MAX_PAGE)))
         with self._lock:
             rows = self.db.execute(sql, args).fetchall()
-        return [decode_row(dict(r)) for r in rows]
+            return self._with_corrections([decode_row(dict(r)) for r in rows])
 
     def iter_rows(self, *, status: str | None = None) -> Iterator[dict[str, Any]]:
         """Every finished row, oldest first (fetched in pages so memory stays bounded)."""
@@ -133,11 +134,48 @@ class LogReader:
                 sql = "SELECT * FROM rolls WHERE id > ?" + (" AND status = ?" if status else "")
                 args: list[Any] = [last, status] if status else [last]
                 rows = self.db.execute(sql + " ORDER BY id LIMIT 500", args).fetchall()
+                decoded = self._with_corrections([decode_row(dict(r)) for r in rows])
             if not rows:
                 return
-            for r in rows:
-                yield decode_row(dict(r))
+            yield from decoded
             last = rows[-1]["id"]
+
+    def note(self, seq: int) -> dict[str, Any] | None:
+        """Record ``seq`` of the chain as stored (its hashed columns and ``hash``), or None."""
+        with self._lock:
+            row = self.db.execute("SELECT * FROM notes WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else dict(row)
+
+    def _with_corrections(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``rows`` each with ``corrections``: the table's ``correct`` notes naming it, in order.
+
+        A correction is written while its roll is the last row, so its note follows that row
+        (``after_id``); the body must name the roll too. Called with the lock held.
+        """
+        if not rows:
+            return rows
+        ids = [int(r["id"]) for r in rows]
+        found: dict[int, list[dict[str, Any]]] = {i: [] for i in ids}
+        if "notes" in self._tables():
+            cur = self.db.execute(
+                "SELECT seq, at, kind, body, hash FROM notes WHERE kind = 'correct' "
+                "AND after_id BETWEEN ? AND ? ORDER BY seq",
+                (min(ids), max(ids)),
+            )
+            for note in cur:
+                entry = correction_entry(dict(note))  # None for an edited body: log verify names it
+                if entry is not None and int(entry["roll"]) in found:
+                    found[int(entry["roll"])].append(entry)
+        for r in rows:
+            r["corrections"] = found[int(r["id"])]
+        return rows
+
+    def _tables(self) -> set[str]:
+        if self._table_cache is None:
+            self._table_cache = {
+                str(r[0]) for r in self.db.execute("SELECT name FROM sqlite_schema WHERE type = 'table'")
+            }
+        return self._table_cache
 
     def count(self) -> int:
         with self._lock:
@@ -176,7 +214,8 @@ class LogReader:
         return verify_log(self.data_dir, **options)
 
     def export(self, out: TextIO, fmt: str = "json") -> int:
-        """Write every finished row as JSON lines (``json``) or ``csv``; returns the row count."""
+        """Write every finished row, with the corrections the table made to it, as JSON lines
+        (``json``) or ``csv`` (its last column); returns the row count."""
         n = 0
         if fmt == "json":
             for row in self.iter_rows():
@@ -187,13 +226,14 @@ class LogReader:
             raise ValueError(f"export format must be json or csv, not {fmt!r}")
         cols = [*CHAINED_COLUMNS, "hash"]
         writer = csv.writer(out)
-        writer.writerow(cols)
+        writer.writerow([*cols, "corrections"])
         for row in self.iter_rows():
             writer.writerow(
                 [
                     canonical(row.get(c)) if c in JSON_COLUMNS and row.get(c) is not None else row.get(c)
                     for c in cols
                 ]
+                + [canonical(row.get("corrections") or [])]
             )
             n += 1
         return n

@@ -235,7 +235,8 @@ def _check_note(note: dict[str, Any], prev: _Link | None, last_seq: int, report:
     if seq > last_seq + 1:
         report.add(after, f"record(s) {_gone(last_seq + 1, seq - 1)} before it were deleted", seq)
     if note_hash(note) != note["hash"]:
-        report.add(after, "edited: its contents do not match its hash", seq)
+        what = "this correction does" if note["kind"] == "correct" else "its contents do"
+        report.add(after, f"edited: {what} not match its hash", seq)
         return link
     if note["prev_hash"] == prev_hash or seq > last_seq + 1:
         return link

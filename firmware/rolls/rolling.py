@@ -379,7 +379,7 @@ def perform_roll(request: RollRequest, supply: DiceSupply, hooks: ThrowHooks) ->
         j["kind"] = j.pop("die")
         j["throw"] = throw
         j["die"] = info.get("die") or f"rng {j['kind']}"
-        for key in ("colour", "confidence", "box", "position"):
+        for key in ("colour", "confidence", "box", "position", "by_table"):
             if key in info:
                 j[key] = info[key]
         dice.append(j)

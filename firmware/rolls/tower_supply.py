@@ -157,6 +157,17 @@ def throw_info(record: ThrowRecord, tray: Sequence[TrayDie] | None = None) -> Th
             "box": [round(float(v), 1) for v in a.box],
             "position": a.index,
         }
+        last = len(record.attempts) - 1
+        given = next(
+            (
+                t
+                for t in record.table
+                if (t["attempt"], t["index"]) == (last, a.index) and t["face"] is not None
+            ),
+            None,
+        )
+        if given is not None:  # the table read this die ([roll] unreadable = "ask")
+            dice[a.slot]["by_table"] = {"face": given["face"], "by": given.get("by")}
         crop = record.crop_of(a)
         if crop:
             crops[a.slot] = crop
@@ -177,6 +188,7 @@ def throw_info(record: ThrowRecord, tray: Sequence[TrayDie] | None = None) -> Th
             "failure": record.failure.value if record.failure else None,
             "message": record.message,
             "truth": None if record.truth is None else [t.to_json() for t in record.truth],
+            "table": list(record.table),
         },
         timings=timings,
         retries=_attribute(record, tray),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .amending import AmendError, amend_roll
 from .roll_words import roll_modifier, roll_sum, roll_title
 
 __all__ = [
@@ -54,6 +55,17 @@ def roll_view(row: dict[str, Any]) -> dict[str, Any]:
     }
     if row["status"] in ("queued", "rolling"):
         return view
+    corrections = row.get("corrections") or []
+    as_read = None
+    if corrections:
+        try:
+            amended = amend_roll(row, corrections)
+        except AmendError:  # the log holds a correction the rules cannot apply: show the roll as read
+            amended = {}
+        if amended:
+            result = row.get("result") or {}
+            as_read = {"total": row.get("total"), "outcome": row.get("outcome"), "text": result.get("text")}
+            row = {**row, **amended}
     result = row.get("result") or {}
     throws = row.get("throws") or []
     photo_names = {t.get("photo") for t in throws if t.get("photo")}
@@ -89,15 +101,33 @@ def roll_view(row: dict[str, Any]) -> dict[str, Any]:
                     "photo_sha256": t.get("photo_sha256"),
                     "timings": t.get("timings"),
                     "retries": t.get("retries"),
+                    "table": (t.get("reading") or {}).get("table") or [],
                 }
                 for t in throws
             ],
             "timings": row.get("timings"),
             "error": row.get("error"),
             "hash": row.get("hash"),
+            "corrected": as_read is not None,
+            "corrections": [_correction_view(c) for c in corrections],
         }
     )
+    if as_read is not None:
+        view["as_read"] = as_read
     return view
+
+
+def _correction_view(c: dict[str, Any]) -> dict[str, Any]:
+    """One correction as the API lists it: the die (slot), its face before and after, who, when."""
+    return {
+        "die": c.get("slot"),
+        "kind": c.get("kind"),
+        "old": c.get("old"),
+        "new": c.get("new"),
+        "by": c.get("by"),
+        "at": c.get("at"),
+        "record": c.get("record"),
+    }
 
 
 def roll_summary(view: dict[str, Any]) -> dict[str, Any]:
@@ -121,6 +151,7 @@ def roll_summary(view: dict[str, Any]) -> dict[str, Any]:
         "botch",
         "odds",
         "error",
+        "corrected",
     )
     out = {k: view.get(k) for k in keys}
     out["faces"] = [d.get("face") for d in view.get("dice") or []]

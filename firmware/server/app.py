@@ -14,6 +14,7 @@ globals. Errors are mapped once (``errors.py``): every 4xx and 5xx is
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -33,7 +34,9 @@ from ..events import EventBus
 from ..mqtt.settings import MqttConfig
 from ..outputs import OUTPUTS
 from ..rolllog import LogReader, RollLog, StartCheck, check_log, open_served_log
+from ..rolls.asking import AskDesk
 from ..rolls.button import ButtonWayIn, PressPlan
+from ..rolls.corrections import CorrectionDesk
 from ..rolls.outputs import Output, OutputContext, Outputs
 from ..rolls.rolling import DiceSupply, RandomSupply
 from ..rolls.service import RollService
@@ -56,6 +59,7 @@ from .fairness_page import fairness_html
 from .openapi import openapi_schema
 from .overlay_options import check_overlay_query
 from .stream import Snapshots, ws_events
+from .table import TABLE_CODE_FILE, TableCodes, TableSettings, hook_table, table_routes
 from .teach import TeachSession, teach_routes
 from .watchdog import SystemdWatch
 
@@ -122,6 +126,8 @@ class ServerConfig:
     outputs: tuple[type[Output], ...] = OUTPUTS
     #: tells systemd the service is ready, and pings its watchdog while rolls progress (``watchdog.py``)
     notifier: Notifier | None = None
+    #: the table's settings (``table.py``); None: the tower's ``[roll]`` keys, else the defaults
+    table: TableSettings | None = None
 
     @property
     def token_required(self) -> bool:
@@ -141,6 +147,10 @@ class ServerState:
     token: str | None = None
     teach: TeachSession | None = None
     button: ButtonWayIn | None = None
+    #: the table's corrections to the last roll, and the codes that open the table (``table.py``)
+    corrections: CorrectionDesk | None = None
+    asks: AskDesk = field(default_factory=AskDesk)
+    table_codes: TableCodes = field(default_factory=TableCodes)
 
     @property
     def log(self) -> RollLog:
@@ -282,6 +292,10 @@ async def get_tower(request: Request) -> Response:
             },
             "mqtt": mqtt,
             "outputs": state.outputs.status(),
+            "table": {
+                "corrections": state.corrections.made if state.corrections else 0,
+                "asks": state.asks.status(),
+            },
         }
     )
 
@@ -336,6 +350,7 @@ def create_app(config: ServerConfig) -> Starlette:
         Route("/api/fairness", get_fairness),
         Route("/api/tower", get_tower),
         *teach_routes(),
+        *table_routes(),
         WebSocketRoute("/ws", ws_events),
         Mount("/static", app=static, name="static"),
     ]
@@ -365,11 +380,12 @@ async def _open(
     )
     log = await run_in_threadpool(open_served_log, data_dir, check, photo_cap_bytes=config.photo_cap_bytes)
     stack.callback(log.close)
-    token = None
+    token = players = None
     if config.token_required:
         token, created = load_or_create_token(data_dir)
         if created and config.announce_token:
             config.announce_token(token, data_dir)
+        players, _ = load_or_create_token(data_dir, TABLE_CODE_FILE)
     supply = await run_in_threadpool(config.supply_factory)
     stack.push_async_callback(run_in_threadpool, supply.close)
     bus = EventBus(
@@ -392,8 +408,13 @@ async def _open(
     )
     outputs.add(*(cls(context) for cls in config.outputs if cls.wanted(context)))
     await stack.enter_async_context(outputs)
+    table = TableSettings.for_supply(config.table, supply)
+    # waiting on the table is progress: the watchdog does not take a long answer for a wedged tower
+    asks = AskDesk(progress=lambda: setattr(service.queue, "last_progress", time.monotonic()))
+    hook_table(table, supply, asks, lambda: service.queue.current)
     service.start()
     stack.push_async_callback(service.stop)  # stops before the outputs close: the last roll's events go out
+    stack.callback(asks.close)  # before the service stops: a roll waiting on the table ends at once
     button = None
     if config.presses is not None:
         button = ButtonWayIn.for_supply(service, supply, config.presses)
@@ -414,6 +435,11 @@ async def _open(
         token=token,
         teach=teach,
         button=button,
+        corrections=CorrectionDesk(
+            log, outputs.publish, limiter=service.limiter, window_s=table.correct_window_s
+        ),
+        asks=asks,
+        table_codes=TableCodes(token, players),
     )
     if config.notifier is not None:
         await stack.enter_async_context(SystemdWatch(config.notifier, service))

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +48,7 @@ __all__ = [
     "gammaincc",
     "histogram_svg",
     "ncx2_sf",
+    "reading_line",
     "rolls_to_detect",
     "serial_correlation",
     "wilson_interval",
@@ -69,6 +70,11 @@ class DieStats:
     bias: float = 0.1
     #: what the log's readings say of its rejects; None where none were kept (the RNG's dice)
     rejects: RejectStats | None = None
+    #: how its faces came: read by the tower, typed by the table (an unreadable die asked), and of
+    #: the tower's, how many the table corrected (the tower measuring itself on its owner's dice)
+    by_tower: int = 0
+    by_table: int = 0
+    corrected: int = 0
 
     @property
     def n(self) -> int:
@@ -123,6 +129,19 @@ class DieStats:
             "rethrows": sum(self.rethrows.values()) + self.rethrows_no_face,
             "rethrows_face_unknown": self.rethrows_no_face,
             "rejects": None if self.rejects is None else self.rejects.to_json(),
+            "reading": self.reading_json(),
+        }
+
+    def reading_json(self) -> dict[str, Any]:
+        """Read by the tower, typed by the table, corrected: the corrected share of the tower's
+        reads with its Wilson 95 % interval (the tower's live error rate on these dice)."""
+        lo, hi = wilson_interval(self.corrected, self.by_tower) if self.by_tower else (0.0, 1.0)
+        return {
+            "read_by_tower": self.by_tower,
+            "typed_by_table": self.by_table,
+            "corrected": self.corrected,
+            "corrected_share": self.corrected / self.by_tower if self.by_tower else None,
+            "corrected_ci95": [lo, hi],
         }
 
 
@@ -150,14 +169,16 @@ def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> 
     rethrows: dict[tuple[str, str], dict[int, int]] = defaultdict(lambda: defaultdict(int))
     kinds: dict[str, str] = {}
     unattributed: dict[tuple[str, str], int] = defaultdict(int)
+    origin: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     rejects = RejectCounter()
     for row in rows:
         rejects.add(row)
         if row.get("status") != "done":
             continue
+        final = {c.get("slot"): c.get("new") for c in row.get("corrections") or ()}
         for d in row.get("dice") or ():
             kind = d.get("kind")
-            face = d.get("face")
+            face = final.get(d.get("slot"), d.get("face"))  # the face the table settled on
             if not isinstance(kind, str) or not isinstance(face, int):
                 continue
             try:
@@ -168,6 +189,9 @@ def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> 
             die = str(d.get("die") or f"rng {kind}")
             seqs[(die, kind)].append(face)
             kinds[die] = kind
+            how = origin[(die, kind)]
+            how["table" if d.get("by_table") else "tower"] += 1
+            how["corrected"] += d.get("slot") in final and not d.get("by_table")
         for throw in row.get("throws") or ():
             for retry in throw.get("retries") or ():
                 for d in retry.get("dice") or ():  # the unreadable dice that caused it
@@ -184,6 +208,8 @@ def fairness_from_rows(rows: Iterable[Mapping[str, Any]], bias: float = 0.1) -> 
         stats.rethrows = dict(rethrows.get((die, kind), {}))
         stats.rethrows_no_face = unattributed.get((die, kind), 0)
         stats.rejects = rejects.stats(die, kind, stats.faces)
+        how = origin[(die, kind)]
+        stats.by_tower, stats.by_table, stats.corrected = how["tower"], how["table"], how["corrected"]
         out.append(stats)
     return out
 
@@ -199,6 +225,17 @@ def _fmt_p(p: float | None) -> str:
     return f"{p:.3g}" if p >= 1e-4 else f"{p:.1e}"
 
 
+def reading_line(reading: Mapping[str, Any]) -> str:
+    """Where a die's counted faces came from, and how often the table corrected the tower."""
+    lo, hi = reading["corrected_ci95"]
+    share = reading["corrected_share"]
+    rate = "-" if share is None else f"{100 * share:.1f} % (95 % CI {100 * lo:.1f}-{100 * hi:.1f} %)"
+    return (
+        f"  faces read by the tower {reading['read_by_tower']}, typed by the table"
+        f" {reading['typed_by_table']}; corrected by the table {reading['corrected']}: {rate}"
+    )
+
+
 def format_fairness(stats: Sequence[DieStats]) -> str:
     """The terminal table of ``dicetower fairness``."""
     if not stats:
@@ -212,6 +249,7 @@ def format_fairness(stats: Sequence[DieStats]) -> str:
             f"serial r={'-' if r is None else f'{r:+.3f}'} p={_fmt_p(j['serial_p_value'])}, "
             f"re-throws {j['rethrows']}"
         )
+        lines.append(reading_line(j["reading"]))
         rej = j["rejects"]
         if rej is not None:
             lines.extend(reject_lines(rej, len(s.faces)))

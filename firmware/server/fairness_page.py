@@ -99,6 +99,18 @@ def _rejects_note(rej: Mapping[str, Any] | None) -> str:
     )
 
 
+def _reading_dl(reading: dict[str, Any]) -> str:
+    """Read by the tower, typed by the table, and the tower's corrected share with its interval."""
+    share = reading["corrected_share"]
+    lo, hi = reading["corrected_ci95"]
+    rate = "–" if share is None else f"{100 * share:.1f} % (95 % CI {100 * lo:.1f}–{100 * hi:.1f} %)"
+    return (
+        f'<dt>read by the tower</dt><dd class="by-tower">{reading["read_by_tower"]}</dd>'
+        f'<dt>typed by the table</dt><dd class="by-table">{reading["typed_by_table"]}</dd>'
+        f'<dt>corrected by the table</dt><dd class="corrected">{reading["corrected"]}: {rate}</dd>'
+    )
+
+
 def fairness_html(stats: Sequence[DieStats]) -> str:
     cards = []
     for s in stats:
@@ -137,6 +149,7 @@ def fairness_html(stats: Sequence[DieStats]) -> str:
             f"(p = {_p(j['p_value'])})</dd>"
             f"<dt>serial r</dt><dd>{_num(r, '+.3f')} (p = {_p(j['serial_p_value'])})</dd>"
             f"<dt>re-throws</dt><dd>{j['rethrows']}</dd>"
+            f"{_reading_dl(j['reading'])}"
             f"{_rejects_dl(rej, len(s.faces))}"
             f"<dt>to catch +{100 * s.bias:.0f} %</dt>"
             f"<dd>{_to_catch(j['rolls_to_detect_bias'], j['rolls'])}</dd>"

@@ -106,6 +106,30 @@ _ROLL = {
         "timings": {"type": "object"},
         "error": {"type": ["string", "null"]},
         "hash": {"type": "string", "description": "this row's hash in the log's chain"},
+        "corrected": {
+            "type": "boolean",
+            "description": "the table corrected a die: dice, total, outcome as the rules give them now",
+        },
+        "as_read": {
+            "type": "object",
+            "description": "a corrected roll's total, outcome and text as the tower read it",
+        },
+        "corrections": {
+            "type": "array",
+            "description": "the table's corrections, each a record in the chain",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "die": {"type": "integer"},
+                    "kind": {"type": "string"},
+                    "old": {"type": "integer"},
+                    "new": {"type": "integer"},
+                    "by": {"type": "string"},
+                    "at": {"type": "number"},
+                    "record": {"type": "integer"},
+                },
+            },
+        },
     },
 }
 
@@ -266,6 +290,79 @@ def openapi_schema() -> dict[str, Any]:
                 "get": {"summary": "the fairness page", "responses": {"200": {"description": "HTML"}}}
             },
             **_teach_paths(),
+            **_table_paths(roll_id),
+        },
+    }
+
+
+def _table_paths(roll_id: dict[str, Any]) -> dict[str, Any]:
+    """The table's page for phones and its corrections (docs/server.md, "The table")."""
+    correction = {
+        "type": "object",
+        "properties": {
+            "die": {"type": "integer", "minimum": 0, "description": "the die's slot in the roll"},
+            "face": {"type": "integer", "description": "the face the die shows (one printed on it)"},
+            "by": {"type": "string", "maxLength": 40, "description": "who says so (default: table)"},
+        },
+        "required": ["die", "face"],
+        "additionalProperties": False,
+    }
+    return {
+        "/table": {
+            "get": {
+                "summary": "the table's page for phones: the roll in progress, recent rolls, corrections",
+                "responses": {"200": {"description": "HTML"}},
+            }
+        },
+        "/api/table": {
+            "get": {
+                "summary": (
+                    "what the table page shows: the roll in progress, the queue, the recent rolls (each die's"
+                    " crop, face and faces; the last correctable within its window) and the dice put to the"
+                    " table; a poll also tells the tower a table page is there to ask"
+                ),
+                "security": [{"bearer": []}],
+                "responses": {"200": _json({"type": "object"}), **_errors(401)},
+            }
+        },
+        "/api/table/asks/{qid}.jpg": {
+            "get": {
+                "summary": "the crop of a die put to the table, while its question is open",
+                "parameters": [
+                    {"name": "qid", "in": "path", "required": True, "schema": {"type": "integer"}}
+                ],
+                "responses": {"200": {"description": "JPEG", "content": {"image/jpeg": {}}}, **_errors(404)},
+            }
+        },
+        "/api/rolls/{roll_id}/answers": {
+            "post": {
+                "summary": (
+                    'answer for a die the tower could not read ([roll] unreadable = "ask"): the first valid'
+                    " answer fills the slot and the roll goes on"
+                ),
+                "security": [{"bearer": []}],
+                "parameters": [roll_id],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": correction}}},
+                "responses": {
+                    "201": _json({"type": "object"}, "taken: roll, die, face, by"),
+                    **_errors(400, 401, 409, 413, 415, 422, 429),
+                },
+            }
+        },
+        "/api/rolls/{roll_id}/corrections": {
+            "post": {
+                "summary": (
+                    "say a die of the last roll shows another face (within [roll] correct_window_s, until"
+                    " the next roll): a chained record; the roll is evaluated again on the final faces"
+                ),
+                "security": [{"bearer": []}],
+                "parameters": [roll_id],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": correction}}},
+                "responses": {
+                    "201": _json({"$ref": "#/components/schemas/Roll"}, "the corrected roll"),
+                    **_errors(400, 401, 404, 409, 413, 415, 422, 429),
+                },
+            }
         },
     }
 

@@ -63,9 +63,10 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def load_or_create_token(data_dir: Path) -> tuple[str, bool]:
-    """The API token and whether it was just created (mode 0600, never rewritten)."""
-    path = Path(data_dir) / TOKEN_FILE
+def load_or_create_token(data_dir: Path, name: str = TOKEN_FILE) -> tuple[str, bool]:
+    """The API token (or another code kept as ``name``, the players' table code) and whether it
+    was just created (mode 0600, never rewritten)."""
+    path = Path(data_dir) / name
     try:
         token = read_bounded(path, MAX_TOKEN_BYTES).decode("utf-8", errors="replace").strip()
         if token:

@@ -60,3 +60,14 @@ def test_the_report_sets_observed_beside_predicted(bench: Any) -> None:
     # the counts are the prediction exactly: the chi-squared against it finds nothing, against fair it does
     pooled = next(line for line in lines if line.strip().startswith("pooled  n=110"))
     assert "p predicted 1.000" in pooled and "p fair 1.000" not in pooled
+
+
+def test_asking_the_table_keeps_the_faces_the_reader_rejects(bench: Any) -> None:
+    """With ``--unreadable ask`` a die rejected for its face is answered (from the camera's truth),
+    never thrown again: the face the reader always rejects is counted after all."""
+    r = bench.bench_rolls(6, 0.0, 3, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0], "ask")
+    table, reader = r["table"], r["reader"]
+    assert table.asked == table.answered == reader.rejected[6] > 0
+    sixes = sum(c.get(6, 0) for c in r["per_slot"])
+    assert sixes == table.answered  # every 6 came from the table, and every answer was a 6
+    assert not any("low_confidence" in k for k in r["retries"])

@@ -29,6 +29,11 @@ function rollItem(tower, roll, check, problem) {
   li.dataset.key = `${tower}/${roll.seq ?? roll.id}`;
   li.append(el("span", "tower", tower), el("span", "who", `${roll.roller} · ${roll.label}`));
   li.append(el("span", "total", roll.status === "done" ? (roll.total ?? roll.outcome ?? "") : "✗"));
+  if (roll.corrected) {
+    const mark = el("span", "corrected-mark", "corrected");
+    mark.title = `the table corrected it; as read: ${(roll.as_read || {}).total}`;
+    li.append(mark);
+  }
   const text = el("span", "text", roll.status === "done" ? roll.text : roll.error);
   for (const d of roll.dice || []) {
     if (d.crop_url) {

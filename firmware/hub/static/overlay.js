@@ -20,5 +20,10 @@ connectHub((m) => {
     for (const r of m.rolls) add(r.tower, r.roll, r.check, r.check_problem);
   } else if (m.type === "result") {
     add(m.tower, m.roll, m.roll.check, m.roll.check_problem);
+  } else if (m.type === "amended") {
+    // the table corrected a roll: its item shows the roll as corrected, in its place
+    const key = `${m.tower}/${m.roll.seq ?? m.roll.id}`;
+    const old = [...list.children].find((li) => li.dataset.key === key);
+    if (old) old.replaceWith(rollItem(m.tower, m.roll, m.roll.check, m.roll.check_problem));
   }
 }, document.getElementById("link"));

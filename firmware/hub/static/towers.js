@@ -53,12 +53,18 @@ async function trust(name, fingerprint) {
   replies.textContent = res.ok ? `${name}: key ${fingerprint} pinned` : answer.error.message;
 }
 
-function addLog(tower, roll, check, problem) {
+function logRow(tower, roll, check, problem) {
   const tr = el("tr", check === "broken" ? "bad" : null);
+  tr.dataset.key = `${tower}/${roll.seq ?? roll.id}`;
   tr.append(el("td", null, tower), el("td", null, roll.seq ?? roll.id), el("td", null, roll.roller));
-  tr.append(el("td", null, roll.label), el("td", null, roll.status === "done" ? roll.text : roll.error));
+  const text = roll.status === "done" ? roll.text : roll.error;
+  tr.append(el("td", null, roll.label), el("td", null, roll.corrected ? `${text} (corrected)` : text));
   tr.append(el("td", null, check === "new" ? "linked" : `${check}${problem ? ": " + problem : ""}`));
-  logRows.prepend(tr);
+  return tr;
+}
+
+function addLog(tower, roll, check, problem) {
+  logRows.prepend(logRow(tower, roll, check, problem));
   while (logRows.children.length > MAX_LOG) logRows.lastElementChild.remove();
 }
 
@@ -79,6 +85,10 @@ connectHub((m) => {
     addLog(m.tower, m.roll, m.roll.check, m.roll.check_problem);
     const t = towers.get(m.tower);
     if (t) { t.rolls += 1; t.last_seq = m.roll.seq; drawTowers(); }
+  } else if (m.type === "amended") {
+    const key = `${m.tower}/${m.roll.seq ?? m.roll.id}`;
+    const old = [...logRows.children].find((tr) => tr.dataset.key === key);
+    if (old) old.replaceWith(logRow(m.tower, m.roll, m.roll.check, m.roll.check_problem));
   } else if (m.type === "chain") {
     replies.textContent = `${m.tower}: ${m.problem}`;
   } else if (m.type === "reply") {

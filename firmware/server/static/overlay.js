@@ -88,6 +88,16 @@
       tile.appendChild(el("span", "value", `counts ${signed(die.value)}`));
     }
     tile.title = die.die || die.kind;
+    if (die.by_table) {
+      // the tower could not read this die: the table said which face is up
+      tile.classList.add("by-table");
+      tile.title += `: read by the table (${die.by_table.by || "a player"})`;
+    }
+    if (die.corrected) {
+      // the table said this die shows another face than the tower read
+      tile.classList.add("corrected");
+      tile.title += `: read ${die.corrected.read}, corrected to ${die.face} by ${die.corrected.by || "the table"}`;
+    }
     return tile;
   }
 
@@ -157,6 +167,14 @@
     return b;
   }
 
+  // A corrected roll's mark: what the tower read, in its title.
+  function correctedMark(roll) {
+    const mark = el("span", "corrected-mark", "corrected");
+    const read = roll.as_read || {};
+    mark.title = `the table corrected ${(roll.corrections || []).length} die(s); as read: ${read.total}`;
+    return mark;
+  }
+
   function pct(p) {
     if (typeof p !== "number") return "";
     if (p >= 0.999995) return "≈100 %";
@@ -208,6 +226,7 @@
     const total = el("div", "total", roll.total);
     if (typeof roll.successes === "number") total.appendChild(el("small", "", `${roll.successes} succ.`));
     summary.appendChild(total);
+    if (roll.corrected) summary.appendChild(correctedMark(roll));
     const badge = badgeFor(roll);
     if (badge) summary.appendChild(badge);
     if (roll.odds && typeof roll.odds.outcome_probability === "number") {
@@ -231,6 +250,7 @@
       li.appendChild(el("span", "who", roll.roller));
       li.appendChild(el("span", "what", roll.title || roll.label));
       if (roll.status !== "failed") li.appendChild(el("span", "tot", roll.total));
+      if (roll.corrected) li.appendChild(correctedMark(roll));
       const badge = badgeFor(roll);
       if (badge) li.appendChild(badge);
       if (roll.status === "failed") {
@@ -282,7 +302,7 @@
     state.seq = msg.seq;
     state.applied += 1;
     const id = msg.id;
-    if (msg.type === "result" || msg.type === "error") {
+    if (msg.type === "result" || msg.type === "error" || msg.type === "amended") {
       if (msg.roll) finish(msg.roll);
       return;
     }
