@@ -28,7 +28,9 @@ def _until(check, timeout_s: float = 30.0):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def hub_config(broker: Mosquitto, tmp_path: Path) -> HubConfig:
-    return HubConfig(data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1")
+    return HubConfig(
+        data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1", trust_first_use=True
+    )
 
 
 def _hub_roll(hub: str, seq: int) -> dict | None:
@@ -56,13 +58,14 @@ def test_a_correction_is_published_and_the_hub_shows_the_roll_corrected(
             assert r.status_code == 201, r.text
             (message,) = probe.wait("amended", 1)
             shown = _until(lambda: (v := _hub_roll(hub, rid)) and v.get("corrected") and v)
-            # a forged correction (its body changed, its hash kept) is refused by the hub
+            # a forged correction (its body changed, its hash kept) is refused by the hub: the tower's
+            # signature no longer verifies
             forged = json.loads(json.dumps(message))
             body = json.loads(forged["note"]["body"])
             body["new"] = 1 if body["new"] != 1 else 2
             forged["note"]["body"] = json.dumps(body)
             probe.publish("dicetower/t1/amended", forged)
-            problem = _until(lambda: _problems(hub, "tampered"), timeout_s=10)
+            problem = _until(lambda: _problems(hub, "forged"), timeout_s=10)
             after = _hub_roll(hub, rid)
     finally:
         probe.close()

@@ -67,7 +67,9 @@ def test_two_players_type_and_correct_and_every_output_shows_it(browser, tmp_pat
     )
     with Mosquitto(tmp_path / "broker") as broker:
         config.mqtt = MqttConfig(url=broker.url, tower="t1")
-        hub_config = HubConfig(data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1")
+        hub_config = HubConfig(
+            data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1", trust_first_use=True
+        )
         probe = Probe(broker.port, ["dicetower/+/amended"])
         with _live_hub(hub_config) as hub, live_server(config) as base:
             token = (data / "api-token").read_text().strip()
