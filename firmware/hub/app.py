@@ -7,7 +7,7 @@ sweeps for missing rolls every few seconds. Routes::
 
     GET  /overlay                    every tower's rolls (an OBS Browser source)
     GET  /towers                     the towers, their state and chain; the roll control; the log
-    GET  /api/towers                 the same as JSON
+    GET  /api/towers                 the same as JSON, with the log's size and cap
     GET  /api/log?limit=&tower=      the combined log, newest first, each with its check
     GET  /api/problems               chain breaks, gaps and refused messages
     POST /api/towers/{name}/rolls    {"roll": {...}, "token": "..."} → 202 request id
@@ -57,7 +57,7 @@ from ..web.security import (
 )
 from .core import HUB_EVENTS, Hub
 from .keys import KeyRing
-from .store import HubStore
+from .store import DEFAULT_LOG_CAP_MB, HubStore
 from .subscriber import HubLink
 
 __all__ = ["HubConfig", "create_hub_app"]
@@ -80,6 +80,8 @@ class HubConfig:
     snapshot_rolls: int = 30
     require_token: bool | None = None
     client_queue: int = 1024
+    #: the combined log's cap on disk (``--log-cap-mb``; :func:`~.store.log_cap_bytes`)
+    log_cap_bytes: int | None = int(DEFAULT_LOG_CAP_MB * 2**20)
     #: names a request's Host may give besides loopback and this machine's (``web/host_names.py``)
     allowed_hosts: tuple[str, ...] = ()
     #: towers' public keys pinned by the hub's keys file (name to ``ed25519:...``)
@@ -143,9 +145,11 @@ async def towers_page(request: Request) -> Response:
 async def api_towers(request: Request) -> Response:
     hub: Hub = request.state.hub
     link: HubLink = request.state.link
+    size = await run_in_threadpool(request.state.store.size)
     return JSONResponse(
         {
             "towers": hub.towers_json(),
+            "log": size,
             "new_towers": hub.keys.new_json(),
             "broker": {
                 "url": request.state.config.connection.broker.describe(),
@@ -163,7 +167,11 @@ async def api_towers(request: Request) -> Response:
 
 
 def _log_entry(row: dict[str, Any]) -> dict[str, Any]:
-    view = event_view(row["event"])
+    if row.get("thinned"):  # pruned under the cap: only its place in the chain is left
+        view = {k: row[k] for k in ("tower", "seq", "roller", "finished_at")}
+        view["thinned"] = True
+    else:
+        view = event_view(row["event"])
     return {
         "tower": row["tower"],
         "seq": row["seq"],
@@ -291,7 +299,7 @@ def create_hub_app(config: HubConfig) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         data_dir = Path(config.data_dir)
-        store = await run_in_threadpool(HubStore, data_dir)
+        store = await run_in_threadpool(lambda: HubStore(data_dir, cap_bytes=config.log_cap_bytes))
         try:
             token = None
             if config.token_required:
