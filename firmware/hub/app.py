@@ -5,7 +5,7 @@ roll requests sent to a chosen tower.
 event bus and its broker connection, and runs two tasks: one takes messages in order, one
 sweeps for missing rolls every few seconds. Routes::
 
-    GET  /overlay                    every tower's rolls (an OBS Browser source)
+    GET  /overlay                    every tower's rolls (an OBS Browser source; ?rolls=&theme=&scale=)
     GET  /towers                     the towers, their state and chain; the roll control; the log
     GET  /api/towers                 the same as JSON, with the log's size and cap
     GET  /api/log?limit=&tower=      the combined log, newest first, each with its check
@@ -47,6 +47,7 @@ from ..mqtt.wire import event_view
 from ..web.guards import ApiError, json_body, require_token
 from ..web.host_names import AllowedHosts
 from ..web.hosts import HostCheckMiddleware
+from ..web.overlay_theme import check_theme
 from ..web.security import (
     CSP,
     BodyLimitMiddleware,
@@ -135,6 +136,7 @@ async def favicon(request: Request) -> Response:
 
 
 async def overlay(request: Request) -> Response:
+    check_theme(request.query_params)  # an unknown theme is a 400 naming the allowed, as the tower's
     return _page("overlay.html")
 
 

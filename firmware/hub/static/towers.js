@@ -56,11 +56,29 @@ async function trust(name, fingerprint) {
 function addLog(tower, roll, check, problem) {
   const tr = el("tr", check === "broken" ? "bad" : null);
   tr.append(el("td", null, tower), el("td", null, roll.seq ?? roll.id), el("td", null, roll.roller));
-  tr.append(el("td", null, roll.label), el("td", null, roll.status === "done" ? roll.text : roll.error));
+  if (roll.thinned) {
+    tr.append(el("td", null, "–"), el("td", null, "thinned under the log's cap: its hash and link are kept"));
+  } else {
+    tr.append(el("td", null, roll.label), el("td", null, roll.status === "done" ? roll.text : roll.error));
+  }
   tr.append(el("td", null, check === "new" ? "linked" : `${check}${problem ? ": " + problem : ""}`));
   logRows.prepend(tr);
   while (logRows.children.length > MAX_LOG) logRows.lastElementChild.remove();
 }
+
+// The log's size on disk and its cap (--log-cap-mb), from /api/towers, now and every 30 s.
+function drawLogSize(log) {
+  const mb = (n) => (n / 1048576).toFixed(1);
+  document.getElementById("log-size").textContent = log.cap_bytes
+    ? `${mb(log.bytes)} MB of its ${mb(log.cap_bytes)} MB cap (past it, the oldest rolls are thinned to their hash and link)`
+    : `${mb(log.bytes)} MB`;
+}
+async function fetchLogSize() {
+  const res = await fetch("/api/towers");
+  if (res.ok) drawLogSize((await res.json()).log);
+}
+fetchLogSize();
+setInterval(fetchLogSize, 30000);
 
 connectHub((m) => {
   if (m.type === "snapshot") {
