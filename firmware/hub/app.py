@@ -229,7 +229,7 @@ async def post_request(request: Request) -> Response:
 
 async def post_trust(request: Request) -> Response:
     """Pin a new tower's key: the operator compared its fingerprint with the tower's own."""
-    require_token(request)
+    require_token(request, request.state.token)
     name = request.path_params["name"]
     body = await json_body(request, "the request")
     given = body.get("fingerprint") if isinstance(body, dict) else None
