@@ -59,6 +59,8 @@ PRUNE_TO = 0.8
 KEEP_PROBLEMS = 100
 #: rows thinned or deleted in one step of a prune (the size is measured after each)
 PRUNE_BATCH = 200
+#: prune steps one add may take; a prune that needs more goes on at the next add
+STEPS_PER_ADD = 8
 #: the write-ahead log's size after a checkpoint, at most
 WAL_LIMIT_BYTES = 4 * 2**20
 
@@ -148,8 +150,9 @@ class HubStore:
             self._db.execute("ALTER TABLE events ADD COLUMN thinned INTEGER NOT NULL DEFAULT 0")
         self._page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
         self._thinned_to = 0  # every event at or below this rowid is thinned
+        self._pruning = False  # past PRUNE_AT, and not yet back to PRUNE_TO
         with self._lock:
-            self._prune()
+            self._prune(max_steps=None)
             if cap_bytes is not None and self._pages() * self._page_size > cap_bytes:
                 self._db.execute("VACUUM")  # the cap was lowered: give the disk back once
 
@@ -177,19 +180,40 @@ class HubStore:
             "removed": self.removed,
         }
 
-    def _prune(self) -> None:
+    def _prune(self, max_steps: int | None = STEPS_PER_ADD) -> None:
         """Bring the pages in use under :data:`PRUNE_TO` of the cap, once past :data:`PRUNE_AT`
         (the lock held). Each step removes about what is over, at most :data:`PRUNE_BATCH` rows,
-        and the pages are counted again after it."""
+        and the pages are counted again after it; one call takes at most ``max_steps`` steps (the
+        next add goes on), so an add never holds the hub's loop for long."""
         cap = self.cap_bytes
-        if cap is None or self._used() <= cap * PRUNE_AT:
+        if cap is None:
             return
-        for step in (self._thin_step, self._delete_step, self._problems_step):
+        used = self._used()
+        if not self._pruning and used <= cap * PRUNE_AT:
+            return
+        self._pruning = True
+        steps = 0
+        keep: set[tuple[str, int]] | None = None  # the towers' tips, read once a call
+        for kind in ("thin", "delete", "problems"):
             while (over := self._used() - int(cap * PRUNE_TO)) > 0:
-                if not step(over):
+                if max_steps is not None and steps >= max_steps:
+                    return
+                steps += 1
+                if kind == "thin":
+                    done = self._thin_step(over)
+                elif kind == "delete":
+                    if keep is None:
+                        tips = self.db.execute("SELECT tower, MAX(seq) FROM events GROUP BY tower")
+                        keep = {(str(t), int(s)) for t, s in tips}
+                    done = self._delete_step(over, keep)
+                else:
+                    done = self._problems_step(over)
+                if not done:
                     break
             else:
+                self._pruning = False
                 return
+        self._pruning = False  # nothing more to take: the keys and the tips are what is left
 
     def _thin_step(self, over: int) -> bool:
         rows = self.db.execute(
@@ -220,9 +244,7 @@ class HubStore:
         self.db.execute("COMMIT")
         return True
 
-    def _delete_step(self, over: int) -> bool:
-        tips = self.db.execute("SELECT tower, MAX(seq) FROM events GROUP BY tower").fetchall()
-        keep = {(str(t), int(s)) for t, s in tips}
+    def _delete_step(self, over: int, keep: set[tuple[str, int]]) -> bool:
         rows = self.db.execute(
             "SELECT rowid, tower, seq, LENGTH(event) + LENGTH(problem) + 100 FROM events"
             " WHERE thinned = 1 ORDER BY rowid LIMIT ?",

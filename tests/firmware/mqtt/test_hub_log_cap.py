@@ -164,3 +164,17 @@ def test_a_cap_under_the_least_or_not_a_number_stops_the_hub(tmp_path: Path) -> 
         1,
         f"dicetower: error: {LOG_CAP_ENV}='lots': not a number of megabytes",
     )
+
+
+def test_a_log_over_a_lowered_cap_is_pruned_and_made_smaller_at_start(tmp_path: Path) -> None:
+    with HubStore(tmp_path) as store:  # no cap: about 6 MB
+        for seq in range(1, 101):
+            event = {"tower": "t1", "seq": seq, "prev_seq": seq - 1, "hash": f"h{seq}", "crops": {"0": CROP}}
+            store.add({**event, "row": {"roller": "r"}}, "new", "")
+    db = tmp_path / HUB_DB_NAME
+    assert db.stat().st_size > 5 * CAP
+    with HubStore(tmp_path, cap_bytes=CAP) as store:
+        assert store.size()["file_bytes"] <= CAP and store.tips() == {"t1": (100, "h100")}
+        (newest,) = store.recent(1)
+        assert newest["seq"] == 100 and not newest["thinned"]
+    assert db.stat().st_size <= CAP
