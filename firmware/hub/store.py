@@ -61,8 +61,12 @@ KEEP_PROBLEMS = 100
 PRUNE_BATCH = 200
 #: prune steps one add may take; a prune that needs more goes on at the next add
 STEPS_PER_ADD = 8
-#: the write-ahead log's size after a checkpoint, at most
+#: the write-ahead log's size, at most (SQLite's default checkpoint of 1000 pages) ...
 WAL_LIMIT_BYTES = 4 * 2**20
+#: ... and at most this share of the cap, so that a small cap holds the disk's use small too
+WAL_CAP_SHARE = 1 / 16
+#: the least pages between checkpoints (a smaller WAL checkpoints on nearly every roll)
+MIN_WAL_PAGES = 64
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -143,12 +147,15 @@ class HubStore:
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")
         self._db.executescript(_SCHEMA)
         columns = {str(r[1]) for r in self._db.execute("PRAGMA table_info(events)")}
         if "thinned" not in columns:  # a log from before the cap: every event in it is whole
             self._db.execute("ALTER TABLE events ADD COLUMN thinned INTEGER NOT NULL DEFAULT 0")
         self._page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
+        wal = WAL_LIMIT_BYTES if cap_bytes is None else min(WAL_LIMIT_BYTES, int(cap_bytes * WAL_CAP_SHARE))
+        wal_pages = max(MIN_WAL_PAGES, wal // self._page_size)
+        self._db.execute(f"PRAGMA wal_autocheckpoint={wal_pages}")
+        self._db.execute(f"PRAGMA journal_size_limit={wal_pages * self._page_size}")
         self._thinned_to = 0  # every event at or below this rowid is thinned
         self._pruning = False  # past PRUNE_AT, and not yet back to PRUNE_TO
         with self._lock:
