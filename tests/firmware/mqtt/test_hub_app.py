@@ -112,6 +112,7 @@ def test_the_overlay_and_towers_page_show_each_roll_with_its_tower_and_roller(
         page.click("button[type=submit]")
         page.locator("#replies", has_text="1d20").wait_for()
         assert page.locator("#log tr").count() == 3
+        page.locator("#log-size", has_text="MB of its 512.0 MB cap").wait_for()  # the log's size and cap
         page.screenshot(path=str(shots / "hub-towers.png"), full_page=True)
         assert not errors, errors
     if os.environ.get("DICETOWER_UPDATE_DOCS_IMG"):  # the copies docs/towers.md shows
