@@ -3,7 +3,7 @@
 Usage::
 
     .venv/bin/python bench/hub_load.py [--towers 20] [--rate 1] [--duration 600] [--supply sim|rng]
-                                       [--signing on|off|both]
+                                       [--signing on|off|both] [--log-cap-mb MB]
 
 Starts a Mosquitto on a free loopback port (Debian's binary, a generated config), ``dicetower
 hub`` and ``--towers`` towers (``dicetower serve --tower sim --mqtt ...``, or ``--rng``) as real
@@ -16,7 +16,9 @@ schedule: a roll that is not accepted is counted, never re-sent). It prints:
   received twice (both must be 0);
 * latency from each roll's end on its tower (the row's ``finished_at``) to its arrival on the
   hub's WebSocket: p50 / p99 / max;
-* memory (resident set) and CPU seconds of the hub and of the broker, and the towers' together.
+* memory (resident set) and CPU seconds of the hub and of the broker, and the towers' together;
+* the hub's log on disk: ``hub.sqlite3`` (and its write-ahead log) at the end and at most during
+  the run (sampled every 2 s), against ``--log-cap-mb`` (the hub's cap; default its own, 512 MB).
 
 The named baseline is the same table on the RNG supply (``--supply rng``): real ``dicetower
 serve`` processes, log and publisher, with dice that cost nothing to roll, so the difference is
@@ -55,6 +57,13 @@ def _cpu_s(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in clock ticks of 1/100 s
+
+
+def _file_mb(path: Path) -> float:
+    try:
+        return path.stat().st_size / 2**20
+    except FileNotFoundError:
+        return 0.0
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -106,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, default=1, help="with --signing both: the pair this many times, alternated"
     )
     p.add_argument(
+        "--log-cap-mb", type=float, default=None, help="the hub's --log-cap-mb (default: the hub's own)"
+    )
+    p.add_argument(
         "--folder", type=Path, default=None, help="keep the logs here (default: a temporary folder)"
     )
     args = p.parse_args(argv)
@@ -130,7 +142,16 @@ def _table(args: argparse.Namespace, sign: bool) -> None:
         broker = Mosquitto(folder / "broker").start()
         procs: list[Process] = []
         try:
-            hub = start_hub(broker.url, free_port(), folder, trust="first-use" if sign else "unsigned")
+            hub = start_hub(
+                broker.url,
+                free_port(),
+                folder,
+                trust="first-use" if sign else "unsigned",
+                log_cap_mb=args.log_cap_mb,
+            )
+            db = folder / "hub" / "hub.sqlite3"
+            wal = db.with_name(db.name + "-wal")
+            disk_max = [0.0, 0.0]
             procs.append(hub)
             towers = [
                 start_tower(f"t{i:02d}", broker.url, free_port(), folder, rng=args.supply == "rng", sign=sign)
@@ -147,11 +168,19 @@ def _table(args: argparse.Namespace, sign: bool) -> None:
             samples: list[tuple[float, float, float]] = []
             t0 = time.monotonic()
 
+            def disk() -> None:
+                disk_max[0] = max(disk_max[0], _file_mb(db))
+                disk_max[1] = max(disk_max[1], _file_mb(wal))
+
             async def run() -> None:
                 drive = asyncio.create_task(_drive(towers, args.rate, args.duration, counts))
+                n = 0
                 while not drive.done():
-                    samples.append((time.monotonic() - t0, _rss_mb(hub.proc.pid), _rss_mb(broker.pid)))
-                    await asyncio.wait([drive], timeout=10)
+                    disk()
+                    if n % 5 == 0:
+                        samples.append((time.monotonic() - t0, _rss_mb(hub.proc.pid), _rss_mb(broker.pid)))
+                    n += 1
+                    await asyncio.wait([drive], timeout=2)
                 await drive
 
             asyncio.run(run())
@@ -159,6 +188,7 @@ def _table(args: argparse.Namespace, sign: bool) -> None:
             expected: set[tuple[str, int]] = set()
             deadline = time.monotonic() + 120  # the towers finish their queues; the hub catches up
             while time.monotonic() < deadline:
+                disk()
                 pending = sum(t.get("/api/tower")["queue_length"] for t in towers)
                 expected = {(t.name, r["id"]) for t in towers for r in _all_rolls(t)}
                 if not pending and expected <= set(watcher.keys()):
@@ -173,6 +203,9 @@ def _table(args: argparse.Namespace, sign: bool) -> None:
             }
             towers_cpu = sum(_cpu_s(t.proc.pid) for t in towers) - start_towers_cpu
             towers_rss = sum(_rss_mb(t.proc.pid) for t in towers)
+            disk()
+            disk_end = (_file_mb(db), _file_mb(wal))
+            log_size = hub.get("/api/towers").get("log", {})
             keys = watcher.keys()
             got = set(keys)
             lat = [(r - f) * 1000 for _t, _s, f, r in watcher.results if f]
@@ -212,6 +245,12 @@ def _table(args: argparse.Namespace, sign: bool) -> None:
     print(
         f"  broker: RSS {second[0][2]:.1f} MB after 1 min, {samples[-1][2]:.1f} MB at the end;"
         f" CPU {cpu['broker']:.1f} s ({100 * cpu['broker'] / wall:.1f} % of one core)"
+    )
+    cap = f"{args.log_cap_mb:g} MB" if args.log_cap_mb is not None else "the hub's default"
+    print(
+        f"  hub log (cap {cap}): hub.sqlite3 {disk_end[0]:.2f} MB at the end, {disk_max[0]:.2f} MB at most;"
+        f" its WAL {disk_end[1]:.2f} MB at the end, {disk_max[1]:.2f} MB at most;"
+        f" {log_size.get('thinned', 0)} events thinned, {log_size.get('removed', 0)} rows removed"
     )
     print(
         f"  towers together: RSS {towers_rss:.0f} MB,"

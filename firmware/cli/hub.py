@@ -23,6 +23,7 @@ examples:
   dicetower hub --mqtt mqtt://127.0.0.1                  the hub of the towers on a local broker
   dicetower hub --mqtt mqtts://hub:secret@broker.example --port 8090 --data ./hub
   dicetower hub --mqtt mqtt://127.0.0.1 --host 0.0.0.0   reachable from the LAN: roll requests need the token
+  dicetower hub --mqtt mqtt://127.0.0.1 --log-cap-mb 64  keep the combined log under 64 MB
 
 OBS: add a Browser source with URL http://127.0.0.1:8090/overlay (docs/towers.md)
 """
@@ -67,6 +68,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="take unsigned events: no key is checked (only where the broker's ACL is trusted alone)",
     )
+    p.add_argument(
+        "--log-cap-mb",
+        type=float,
+        default=None,
+        metavar="MB",
+        help="cap on the combined log; the oldest rolls are thinned (DICETOWER_HUB_LOG_CAP_MB; default 512)",
+    )
     p.add_argument("--require-token", action="store_true", help="ask for the bearer token even on loopback")
     add_allowed_host_argument(p, config_key=False)
     add_mqtt_arguments(p, tower=False)
@@ -107,6 +115,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not 0 <= args.backfill <= RESEND_CAP:
         raise ValueError(f"--backfill must be 0..{RESEND_CAP} (what a tower resends at most)")
+    from ..hub.store import log_cap_bytes
+
+    log_cap = log_cap_bytes(args.log_cap_mb)
     tower_keys = read_keys_file(args.tower_keys) if args.tower_keys else {}
     data_dir = args.data or default_data_dir() / "hub"
     conn = Connection(
@@ -125,6 +136,7 @@ def run(args: argparse.Namespace) -> int:
         tower_keys=tower_keys,
         trust_first_use=args.trust_first_use,
         accept_unsigned=args.accept_unsigned,
+        log_cap_bytes=log_cap,
     )
     app = create_hub_app(config)
 

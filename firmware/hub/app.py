@@ -5,9 +5,9 @@ roll requests sent to a chosen tower.
 event bus and its broker connection, and runs two tasks: one takes messages in order, one
 sweeps for missing rolls every few seconds. Routes::
 
-    GET  /overlay                    every tower's rolls (an OBS Browser source)
+    GET  /overlay                    every tower's rolls (an OBS Browser source; ?rolls=&theme=&scale=)
     GET  /towers                     the towers, their state and chain; the roll control; the log
-    GET  /api/towers                 the same as JSON
+    GET  /api/towers                 the same as JSON, with the log's size and cap
     GET  /api/log?limit=&tower=      the combined log, newest first, each with its check
     GET  /api/problems               chain breaks, gaps and refused messages
     POST /api/towers/{name}/rolls    {"roll": {...}, "token": "..."} → 202 request id
@@ -47,6 +47,7 @@ from ..mqtt.wire import event_view
 from ..web.guards import ApiError, json_body, require_token
 from ..web.host_names import AllowedHosts
 from ..web.hosts import HostCheckMiddleware
+from ..web.overlay_theme import check_theme
 from ..web.security import (
     CSP,
     BodyLimitMiddleware,
@@ -57,7 +58,7 @@ from ..web.security import (
 )
 from .core import HUB_EVENTS, Hub
 from .keys import KeyRing
-from .store import HubStore
+from .store import DEFAULT_LOG_CAP_MB, HubStore
 from .subscriber import HubLink
 
 __all__ = ["HubConfig", "create_hub_app"]
@@ -80,6 +81,8 @@ class HubConfig:
     snapshot_rolls: int = 30
     require_token: bool | None = None
     client_queue: int = 1024
+    #: the combined log's cap on disk (``--log-cap-mb``; :func:`~.store.log_cap_bytes`)
+    log_cap_bytes: int | None = int(DEFAULT_LOG_CAP_MB * 2**20)
     #: names a request's Host may give besides loopback and this machine's (``web/host_names.py``)
     allowed_hosts: tuple[str, ...] = ()
     #: towers' public keys pinned by the hub's keys file (name to ``ed25519:...``)
@@ -133,6 +136,7 @@ async def favicon(request: Request) -> Response:
 
 
 async def overlay(request: Request) -> Response:
+    check_theme(request.query_params)  # an unknown theme is a 400 naming the allowed, as the tower's
     return _page("overlay.html")
 
 
@@ -143,9 +147,11 @@ async def towers_page(request: Request) -> Response:
 async def api_towers(request: Request) -> Response:
     hub: Hub = request.state.hub
     link: HubLink = request.state.link
+    size = await run_in_threadpool(request.state.store.size)
     return JSONResponse(
         {
             "towers": hub.towers_json(),
+            "log": size,
             "new_towers": hub.keys.new_json(),
             "broker": {
                 "url": request.state.config.connection.broker.describe(),
@@ -163,7 +169,11 @@ async def api_towers(request: Request) -> Response:
 
 
 def _log_entry(row: dict[str, Any]) -> dict[str, Any]:
-    view = event_view(row["event"], row.get("corrections") or ())
+    if row.get("thinned"):  # pruned under the cap: only its place in the chain is left
+        view = {k: row[k] for k in ("tower", "seq", "roller", "finished_at")}
+        view["thinned"] = True
+    else:
+        view = event_view(row["event"], row.get("corrections") or ())
     return {
         "tower": row["tower"],
         "seq": row["seq"],
@@ -291,7 +301,7 @@ def create_hub_app(config: HubConfig) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         data_dir = Path(config.data_dir)
-        store = await run_in_threadpool(HubStore, data_dir)
+        store = await run_in_threadpool(lambda: HubStore(data_dir, cap_bytes=config.log_cap_bytes))
         try:
             token = None
             if config.token_required:

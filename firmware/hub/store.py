@@ -6,23 +6,67 @@ stored as it arrived, keyed by (tower, seq), so a repeat can never be a second r
 of the chain check is stored beside it. The towers' pinned public keys are kept here too
 (:mod:`.keys`), so a known tower stays known after a restart. Memory stays bounded: pages read at most
 :data:`MAX_PAGE` rows.
+
+The disk stays bounded too, by a cap on the database's pages in use (``--log-cap-mb``, else
+``DICETOWER_HUB_LOG_CAP_MB``, else :data:`DEFAULT_LOG_CAP_MB`; :func:`log_cap_bytes`). Past
+:data:`PRUNE_AT` of it, the oldest events (by arrival) are *thinned* to a stub that keeps the
+chain's fields (tower, seq, hash, prev_seq, finished_at, roller, verdict) and drops the roll and
+its crops; if the stubs alone still pass it, the oldest stubs are deleted, never a tower's last
+one, so :meth:`HubStore.tips` and :meth:`HubStore.held_hash` still pick the chains up; then the
+oldest problems. Pruning stops at :data:`PRUNE_TO` of the cap. SQLite reuses the freed pages, so
+the file stays near the cap; one over it at start (a lowered cap) is rewritten once (``VACUUM``).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import sqlite3
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HUB_DB_NAME", "MAX_PAGE", "MAX_PROBLEMS", "HubStore"]
+__all__ = [
+    "DEFAULT_LOG_CAP_MB",
+    "HUB_DB_NAME",
+    "LOG_CAP_ENV",
+    "MAX_PAGE",
+    "MAX_PROBLEMS",
+    "MIN_LOG_CAP_MB",
+    "PRUNE_AT",
+    "PRUNE_TO",
+    "HubStore",
+    "log_cap_bytes",
+]
 
 HUB_DB_NAME = "hub.sqlite3"
 MAX_PAGE = 500
 #: problems kept (the oldest go first): a flood of bad messages cannot fill the disk
 MAX_PROBLEMS = 10_000
+#: the cap on the log when neither ``--log-cap-mb`` nor the environment gives one
+DEFAULT_LOG_CAP_MB = 512.0
+#: the smallest cap taken: room for the newest events, the towers' tips and their keys
+MIN_LOG_CAP_MB = 1.0
+#: the environment variable that sets the cap for ``dicetower hub``
+LOG_CAP_ENV = "DICETOWER_HUB_LOG_CAP_MB"
+#: pruning starts when the pages in use pass this share of the cap ...
+PRUNE_AT = 0.9
+#: ... and stops at this share
+PRUNE_TO = 0.8
+#: problems always kept when pruning reaches them
+KEEP_PROBLEMS = 100
+#: rows thinned or deleted in one step of a prune (the size is measured after each)
+PRUNE_BATCH = 200
+#: prune steps one add may take; a prune that needs more goes on at the next add
+STEPS_PER_ADD = 8
+#: the write-ahead log's size, at most (SQLite's default checkpoint of 1000 pages) ...
+WAL_LIMIT_BYTES = 4 * 2**20
+#: ... and at most this share of the cap, so that a small cap holds the disk's use small too
+WAL_CAP_SHARE = 1 / 16
+#: the least pages between checkpoints (a smaller WAL checkpoints on nearly every roll)
+MIN_WAL_PAGES = 64
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -36,6 +80,7 @@ CREATE TABLE IF NOT EXISTS events (
     verdict TEXT NOT NULL,
     problem TEXT NOT NULL,
     event TEXT NOT NULL,
+    thinned INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tower, seq)
 );
 CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
@@ -62,12 +107,46 @@ CREATE TABLE IF NOT EXISTS problems (
 """
 
 
-class HubStore:
-    """The combined log in ``data_dir``; thread-safe (one connection behind a lock)."""
+def log_cap_bytes(mb: float | None = None) -> int:
+    """The cap in bytes: ``mb`` when given, else ``$DICETOWER_HUB_LOG_CAP_MB``, else 512 MB.
 
-    def __init__(self, data_dir: str | Path) -> None:
+    Under :data:`MIN_LOG_CAP_MB`, infinite or not a number is a ``ValueError`` naming where it
+    came from.
+    """
+    where = "--log-cap-mb"
+    if mb is None:
+        text = os.environ.get(LOG_CAP_ENV, "").strip()
+        if not text:
+            return int(DEFAULT_LOG_CAP_MB * 2**20)
+        where = LOG_CAP_ENV
+        try:
+            mb = float(text)
+        except ValueError:
+            raise ValueError(f"{where}={text[:40]!r}: not a number of megabytes") from None
+    if not math.isfinite(mb) or mb < MIN_LOG_CAP_MB:
+        raise ValueError(f"{where} must be a number of megabytes, {MIN_LOG_CAP_MB:g} or more (got {mb})")
+    return int(mb * 2**20)
+
+
+def _stub(tower: str, seq: int, prev_seq: int, digest: str) -> str:
+    """What is left of a thinned event: its place in the tower's chain."""
+    keep = {"tower": tower, "seq": seq, "prev_seq": prev_seq, "hash": digest, "thinned": True}
+    return json.dumps(keep, separators=(",", ":"))
+
+
+class HubStore:
+    """The combined log in ``data_dir``; thread-safe (one connection behind a lock).
+
+    ``cap_bytes``: the database's pages in use are kept under it (:func:`log_cap_bytes`); None
+    means no cap.
+    """
+
+    def __init__(self, data_dir: str | Path, *, cap_bytes: int | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.cap_bytes = cap_bytes
+        self.thinned = 0  #: events thinned to stubs since the log opened
+        self.removed = 0  #: stubs and problems deleted since the log opened
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = sqlite3.connect(
             self.data_dir / HUB_DB_NAME, check_same_thread=False, isolation_level=None
@@ -76,6 +155,142 @@ class HubStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        columns = {str(r[1]) for r in self._db.execute("PRAGMA table_info(events)")}
+        if "thinned" not in columns:  # a log from before the cap: every event in it is whole
+            self._db.execute("ALTER TABLE events ADD COLUMN thinned INTEGER NOT NULL DEFAULT 0")
+        self._page_size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
+        wal = WAL_LIMIT_BYTES if cap_bytes is None else min(WAL_LIMIT_BYTES, int(cap_bytes * WAL_CAP_SHARE))
+        wal_pages = max(MIN_WAL_PAGES, wal // self._page_size)
+        self._db.execute(f"PRAGMA wal_autocheckpoint={wal_pages}")
+        self._db.execute(f"PRAGMA journal_size_limit={wal_pages * self._page_size}")
+        self._thinned_to = 0  # every event at or below this rowid is thinned
+        self._pruning = False  # past PRUNE_AT, and not yet back to PRUNE_TO
+        with self._lock:
+            self._prune(max_steps=None)
+            if cap_bytes is not None and self._pages() * self._page_size > cap_bytes:
+                self._db.execute("VACUUM")  # the cap was lowered: give the disk back once
+
+    def _pages(self) -> int:
+        return int(self.db.execute("PRAGMA page_count").fetchone()[0])
+
+    def used_bytes(self) -> int:
+        """Bytes of the database's pages in use (the file less its free pages)."""
+        with self._lock:
+            return self._used()
+
+    def _used(self) -> int:
+        free = int(self.db.execute("PRAGMA freelist_count").fetchone()[0])
+        return (self._pages() - free) * self._page_size
+
+    def size(self) -> dict[str, Any]:
+        """The log's size as the towers page shows it."""
+        with self._lock:
+            used, pages = self._used(), self._pages()
+        return {
+            "bytes": used,
+            "file_bytes": pages * self._page_size,
+            "cap_bytes": self.cap_bytes,
+            "thinned": self.thinned,
+            "removed": self.removed,
+        }
+
+    def _prune(self, max_steps: int | None = STEPS_PER_ADD) -> None:
+        """Bring the pages in use under :data:`PRUNE_TO` of the cap, once past :data:`PRUNE_AT`
+        (the lock held). Each step removes about what is over, at most :data:`PRUNE_BATCH` rows,
+        and the pages are counted again after it; one call takes at most ``max_steps`` steps (the
+        next add goes on), so an add never holds the hub's loop for long."""
+        cap = self.cap_bytes
+        if cap is None:
+            return
+        used = self._used()
+        if not self._pruning and used <= cap * PRUNE_AT:
+            return
+        self._pruning = True
+        steps = 0
+        keep: set[tuple[str, int]] | None = None  # the towers' tips, read once a call
+        for kind in ("thin", "delete", "problems"):
+            while (over := self._used() - int(cap * PRUNE_TO)) > 0:
+                if max_steps is not None and steps >= max_steps:
+                    return
+                steps += 1
+                if kind == "thin":
+                    done = self._thin_step(over)
+                elif kind == "delete":
+                    if keep is None:
+                        tips = self.db.execute("SELECT tower, MAX(seq) FROM events GROUP BY tower")
+                        keep = {(str(t), int(s)) for t, s in tips}
+                    done = self._delete_step(over, keep)
+                else:
+                    done = self._problems_step(over)
+                if not done:
+                    break
+            else:
+                self._pruning = False
+                return
+        self._pruning = False  # nothing more to take: the keys and the tips are what is left
+
+    def _thin_step(self, over: int) -> bool:
+        rows = self.db.execute(
+            "SELECT rowid, tower, seq, hash, prev_seq, received_at, finished_at, roller, verdict, problem,"
+            " LENGTH(event) FROM events WHERE rowid > ? AND thinned = 0 ORDER BY rowid LIMIT ?",
+            (self._thinned_to, PRUNE_BATCH),
+        ).fetchall()
+        if not rows:
+            return False
+        self.db.execute("BEGIN")
+        freed = 0
+        for row in rows:
+            rowid, tower, seq, digest, prev_seq = row[:5]
+            stub = _stub(tower, seq, prev_seq, digest)
+            # deleted and written again, not updated: a delete lets SQLite merge the pages it
+            # leaves nearly empty, an update in place would leave each one holding a stub
+            self.db.execute("DELETE FROM events WHERE rowid = ?", (rowid,))
+            self.db.execute(
+                "INSERT INTO events (rowid, tower, seq, hash, prev_seq, received_at, finished_at, roller,"
+                " verdict, problem, event, thinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                (*row[:10], stub),
+            )
+            self._thinned_to = int(rowid)
+            self.thinned += 1
+            freed += int(row[10]) - len(stub)
+            if freed >= over:
+                break
+        self.db.execute("COMMIT")
+        return True
+
+    def _delete_step(self, over: int, keep: set[tuple[str, int]]) -> bool:
+        rows = self.db.execute(
+            "SELECT rowid, tower, seq, LENGTH(event) + LENGTH(problem) + 100 FROM events"
+            " WHERE thinned = 1 ORDER BY rowid LIMIT ?",
+            (PRUNE_BATCH + len(keep),),
+        ).fetchall()
+        gone, freed = [], 0
+        for rowid, tower, seq, length in rows:
+            if (str(tower), int(seq)) in keep:
+                continue
+            gone.append((int(rowid),))
+            freed += int(length)
+            if freed >= over or len(gone) >= PRUNE_BATCH:
+                break
+        if not gone:
+            return False
+        self.db.execute("BEGIN")
+        self.db.executemany("DELETE FROM events WHERE rowid = ?", gone)
+        self.db.execute("COMMIT")
+        self.removed += len(gone)
+        return True
+
+    def _problems_step(self, over: int) -> bool:
+        found = self.db.execute("SELECT n FROM problems ORDER BY n DESC LIMIT 1 OFFSET ?", (KEEP_PROBLEMS,))
+        row = found.fetchone()
+        if row is None:
+            return False
+        cur = self.db.execute(
+            "DELETE FROM problems WHERE n IN (SELECT n FROM problems WHERE n <= ? ORDER BY n LIMIT ?)",
+            (int(row[0]), PRUNE_BATCH),
+        )
+        self.removed += cur.rowcount
+        return cur.rowcount > 0
 
     @property
     def db(self) -> sqlite3.Connection:
@@ -88,7 +303,9 @@ class HubStore:
         row = event["row"]
         with self._lock:
             cur = self.db.execute(
-                "INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO events"
+                " (tower, seq, hash, prev_seq, received_at, finished_at, roller, verdict, problem, event)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     event["tower"],
                     event["seq"],
@@ -102,7 +319,10 @@ class HubStore:
                     json.dumps(event, separators=(",", ":")),
                 ),
             )
-            return cur.rowcount == 1
+            added = cur.rowcount == 1
+            if added:
+                self._prune()
+            return added
 
     def add_correction(self, tower: str, seq: int, note: dict[str, Any]) -> bool:
         """Keep a tower's ``correct`` note (checked by the caller) for roll ``seq``; False if held."""

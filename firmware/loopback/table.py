@@ -84,11 +84,20 @@ def start_tower(
 
 
 def start_hub(
-    url: str, port: int, folder: Path, *, trust: str = "first-use", keys: Path | None = None
+    url: str,
+    port: int,
+    folder: Path,
+    *,
+    trust: str = "first-use",
+    keys: Path | None = None,
+    log_cap_mb: float | None = None,
 ) -> Process:
     """``dicetower hub``; ``trust``: ``first-use`` (pin each tower's first key), ``unsigned``
-    (take unsigned events) or ``ask`` (only the ``keys`` file's towers, new ones wait)."""
+    (take unsigned events) or ``ask`` (only the ``keys`` file's towers, new ones wait);
+    ``log_cap_mb``: its ``--log-cap-mb``."""
     args = ["hub", "--mqtt", url, "--port", str(port), "--data", str(folder / "hub")]
+    if log_cap_mb is not None:
+        args += ["--log-cap-mb", f"{log_cap_mb:g}"]
     args += {"first-use": ["--trust-first-use"], "unsigned": ["--accept-unsigned"], "ask": []}[trust]
     if keys is not None:
         args += ["--tower-keys", str(keys)]

@@ -12,28 +12,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from ..web.guards import ApiError
+from ..web.overlay_theme import QUOTED_CHARS, THEMES, check_theme
 
 __all__ = ["FIELDS", "THEMES", "check_overlay_query"]
 
-#: ``?theme=``: the first is the default
-THEMES = ("dark", "light", "glass")
 #: ``?fields=``: the parts of the overlay that can be shown (all by default)
 FIELDS = ("dice", "total", "outcome", "roller", "odds", "history")
-#: characters of a refused value quoted back
-_QUOTED = 40
 
 
 def check_overlay_query(query: Mapping[str, str]) -> None:
-    """Refuse (400) a ``theme`` or a ``fields`` entry the overlay does not know; empty means the default."""
-    theme = query.get("theme", "").strip()
-    if theme and theme not in THEMES:
-        raise ApiError(
-            400, f"theme must be one of {', '.join(THEMES)}; got {theme[:_QUOTED]!r}", field_name="theme"
-        )
+    """Refuse (400) a ``theme`` or a ``fields`` entry the overlay does not know; empty means the default.
+
+    The theme is checked as the hub's overlay checks it (:mod:`dicetower.firmware.web.overlay_theme`).
+    """
+    check_theme(query)
     asked = [f.strip() for f in query.get("fields", "").split(",")]
     unknown = [f for f in asked if f and f not in FIELDS]
     if unknown:
-        shown = ", ".join(repr(f[:_QUOTED]) for f in unknown[:5])
+        shown = ", ".join(repr(f[:QUOTED_CHARS]) for f in unknown[:5])
         verb = "is not one" if len(unknown) == 1 else "are not"
         raise ApiError(
             400, f"fields takes a comma list of {', '.join(FIELDS)}; {shown} {verb}", field_name="fields"

@@ -158,6 +158,15 @@ def test_the_hub_unit_runs_the_hub_with_no_devices(hub_service: list[tuple[str, 
     assert one(hub_service, "Restart") == "on-failure"
 
 
+def test_the_hub_unit_caps_the_hubs_log(hub_service: list[tuple[str, str]]) -> None:
+    """The cap comes from Environment=, so /etc/dicetower/hub.env (read after it) can change it."""
+    from dicetower.firmware.hub.store import LOG_CAP_ENV, log_cap_bytes
+
+    assert "--log-cap-mb" not in one(hub_service, "ExecStart").split()  # a flag would outrank hub.env
+    env = dict(value.split("=", 1) for value in values(hub_service, "Environment"))
+    assert log_cap_bytes(float(env[LOG_CAP_ENV])) == 512 * 2**20
+
+
 def test_the_unit_runs_as_its_own_user_with_gpio_and_camera_access(service: list[tuple[str, str]]) -> None:
     assert one(service, "User") == "dicetower"
     assert set(one(service, "SupplementaryGroups").split()) == {"gpio", "video"}

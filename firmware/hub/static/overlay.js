@@ -1,10 +1,18 @@
 // The hub overlay: the newest rolls of every tower, each labelled with its tower and roller.
+// ?rolls= how many (8), ?theme=dark|light|glass and ?scale=0.25..4 as the tower's overlay takes
+// them (the hub refuses an unknown theme, 400).
 "use strict";
-const MAX_SHOWN = Number(new URLSearchParams(location.search).get("rolls")) || 8;
+const query = new URLSearchParams(location.search);
+const MAX_SHOWN = Number(query.get("rolls")) || 8;
+const SCALE = Math.max(0.25, Math.min(4, parseFloat(query.get("scale") || "1") || 1));
+const THEME = ["dark", "light", "glass"].includes(query.get("theme")) ? query.get("theme") : "dark";
+document.body.classList.add(`theme-${THEME}`);
+document.documentElement.style.setProperty("--scale", String(SCALE));
 const list = document.getElementById("rolls");
 const seen = new Set();
 
 function add(tower, roll, check, problem) {
+  if (roll.thinned) return; // pruned under the log's cap: nothing left to show
   const key = `${tower}/${roll.seq ?? roll.id}`;
   if (seen.has(key)) return;
   seen.add(key);

@@ -57,8 +57,12 @@ function logRow(tower, roll, check, problem) {
   const tr = el("tr", check === "broken" ? "bad" : null);
   tr.dataset.key = `${tower}/${roll.seq ?? roll.id}`;
   tr.append(el("td", null, tower), el("td", null, roll.seq ?? roll.id), el("td", null, roll.roller));
-  const text = roll.status === "done" ? roll.text : roll.error;
-  tr.append(el("td", null, roll.label), el("td", null, roll.corrected ? `${text} (corrected)` : text));
+  if (roll.thinned) {
+    tr.append(el("td", null, "–"), el("td", null, "thinned under the log's cap: its hash and link are kept"));
+  } else {
+    const text = roll.status === "done" ? roll.text : roll.error;
+    tr.append(el("td", null, roll.label), el("td", null, roll.corrected ? `${text} (corrected)` : text));
+  }
   tr.append(el("td", null, check === "new" ? "linked" : `${check}${problem ? ": " + problem : ""}`));
   return tr;
 }
@@ -67,6 +71,20 @@ function addLog(tower, roll, check, problem) {
   logRows.prepend(logRow(tower, roll, check, problem));
   while (logRows.children.length > MAX_LOG) logRows.lastElementChild.remove();
 }
+
+// The log's size on disk and its cap (--log-cap-mb), from /api/towers, now and every 30 s.
+function drawLogSize(log) {
+  const mb = (n) => (n / 1048576).toFixed(1);
+  document.getElementById("log-size").textContent = log.cap_bytes
+    ? `${mb(log.bytes)} MB of its ${mb(log.cap_bytes)} MB cap (past it, the oldest rolls are thinned to their hash and link)`
+    : `${mb(log.bytes)} MB`;
+}
+async function fetchLogSize() {
+  const res = await fetch("/api/towers");
+  if (res.ok) drawLogSize((await res.json()).log);
+}
+fetchLogSize();
+setInterval(fetchLogSize, 30000);
 
 connectHub((m) => {
   if (m.type === "snapshot") {

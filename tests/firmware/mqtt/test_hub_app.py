@@ -10,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from contrast import BLACK, CONTRAST_JS, WHITE
 from dicetower.firmware.hub.app import HubConfig
 from dicetower.firmware.mqtt.client import Connection
 from dicetower.firmware.server.app import create_app
@@ -111,6 +112,7 @@ def test_the_overlay_and_towers_page_show_each_roll_with_its_tower_and_roller(
         page.click("button[type=submit]")
         page.locator("#replies", has_text="1d20").wait_for()
         assert page.locator("#log tr").count() == 3
+        page.locator("#log-size", has_text="MB of its 512.0 MB cap").wait_for()  # the log's size and cap
         page.screenshot(path=str(shots / "hub-towers.png"), full_page=True)
         assert not errors, errors
     if os.environ.get("DICETOWER_UPDATE_DOCS_IMG"):  # the copies docs/towers.md shows
@@ -153,3 +155,46 @@ def test_a_new_tower_waits_to_be_trusted_and_then_every_roll_arrives(
         log = _until(lambda: len(entries := httpx.get(hub + "/api/log").json()["log"]) == 2 and entries)
         assert [e["seq"] for e in log] == ids[::-1]
         assert httpx.get(hub + "/api/towers").json()["new_towers"] == []
+
+
+#: the hub overlay's text: the tower, who rolled what, the total, the result
+HUB_TEXT = ("li.roll .tower", "li.roll .who", "li.roll .total", "li.roll .text")
+
+
+def test_the_hub_overlay_takes_the_towers_theme_and_scale_and_meets_wcag_aa(
+    broker: Mosquitto, hub_config: HubConfig, tmp_path: Path, browser: object
+) -> None:
+    with (
+        live_hub(hub_config) as hub,
+        TestClient(create_app(tower_config(tmp_path / "t", broker.url))) as tower,
+    ):
+        _until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
+        tower.post("/api/rolls", json={"notation": "4d6kh3+2", "roller": "Ann"})
+        _until(lambda: httpx.get(hub + "/api/log").json()["log"])
+        refused = httpx.get(hub + "/overlay?theme=neon")
+        assert refused.status_code == 400
+        assert refused.json()["error"] == {
+            "status": 400,
+            "field": "theme",
+            "message": "theme must be one of dark, light, glass; got 'neon'",
+        }
+        page = browser.new_page(viewport={"width": 1400, "height": 900})  # type: ignore[attr-defined]
+        widths = {}
+        for scale in ("1", "2", "99", "x"):  # clamped to 0.25..4; not a number is 1, as the tower's
+            page.goto(f"{hub}/overlay?scale={scale}")
+            page.wait_for_selector("li.roll")
+            widths[scale] = page.locator("#overlay").bounding_box()["width"]
+        assert widths["2"] == pytest.approx(2 * widths["1"], rel=0.01)
+        assert widths["99"] == pytest.approx(4 * widths["1"], rel=0.01)
+        assert widths["x"] == pytest.approx(widths["1"], rel=0.01)
+        for theme in ("dark", "light", "glass"):
+            page.goto(f"{hub}/overlay?theme={theme}")
+            page.wait_for_selector("li.roll")
+            assert page.evaluate("document.body.className") == f"overlay theme-{theme}"
+            for backdrop in (WHITE, BLACK):  # OBS puts the page over the stream: the brightest and darkest
+                for selector in HUB_TEXT:
+                    found = page.evaluate(CONTRAST_JS, [selector, backdrop])
+                    assert found, selector
+                    for text, ratio in found:
+                        assert ratio >= 4.5, (theme, backdrop, selector, text, round(ratio, 2))
+        page.close()
