@@ -128,8 +128,8 @@ def test_a_check_is_named_while_it_waits_and_rolls(browser, rng_config: ServerCo
     slow = replace(rng_config, supply_factory=lambda: RandomSupply(8, throw_time=1.5))
     with live_server(slow) as base, httpx.Client(base_url=base) as client:
         page.goto(f"{base}/overlay")
-        page.wait_for_function("document.querySelector('#overlay') !== null")
+        page.wait_for_function("() => document.querySelector('#overlay') !== null")
         client.post("/api/rolls", json=SKILL)
-        page.wait_for_function("document.querySelector('#current .head .label')?.textContent.length > 0")
+        page.wait_for_function("() => document.querySelector('#current .head .label')?.textContent")
         assert page.inner_text("#current .head .label") == "Runic Flux skill"
     page.close()
