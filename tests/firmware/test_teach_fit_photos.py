@@ -73,14 +73,17 @@ def test_a_box_outside_its_photo_is_refused_with_its_reason(teach: Path, tmp_pat
     assert not (tmp_path / "model").exists()
 
 
+# The fit's own peak: VmHWM, this process's high-water mark (ru_maxrss would carry the forking test
+# runner's peak across exec, hundreds of MB in a full run).
 HUGE_FIT = """
-import resource, sys
+import re, sys
 from dicetower.vision.taught.fit import FitOptions, fit_model
 try:
     fit_model(sys.argv[1], sys.argv[2], FitOptions(min_per_face=1, max_wrong=1.0))
 except Exception as exc:
     print(exc)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+status = open("/proc/self/status", encoding="ascii").read()
+print(int(re.search(r"VmHWM:\\s+(\\d+) kB", status).group(1)) // 1024)
 """
 
 
