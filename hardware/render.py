@@ -53,9 +53,20 @@ def openscad_command(scad: Path, out: Path, part: str, fn: int | None, png: bool
     return [*cmd, str(scad)]
 
 
-def run(cmd: list[str], out: Path) -> str:
-    """Run one render; the output must exist and be non-empty. Returns OpenSCAD's console text."""
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+#: tries of one PNG view: OpenSCAD's OpenGL preview under a shared virtual display now and then dies of a
+#: signal (a segfault in the software GL) with several views drawn at once; the same view then draws fine
+VIEW_TRIES = 3
+
+
+def run(cmd: list[str], out: Path, tries: int = 1) -> str:
+    """Run one render; the output must exist and be non-empty. Returns OpenSCAD's console text.
+
+    A render killed by a signal is tried again, ``tries`` times in all; any other failure is final.
+    """
+    for _ in range(tries):
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+        if result.returncode >= 0:
+            break
     console = result.stdout + result.stderr
     if result.returncode != 0 or not out.is_file() or out.stat().st_size == 0:
         raise RuntimeError(f"{out.name}: OpenSCAD failed (exit {result.returncode}):\n{console[-2000:]}")
@@ -70,16 +81,17 @@ def render(
     """Render every part (and the views, unless ``out_img`` is None); returns the echoed figures."""
     out_stl.mkdir(parents=True, exist_ok=True)
     tasks = [
-        (openscad_command(scad, out_stl / f"{p}.stl", p, fn, False), out_stl / f"{p}.stl")
+        (openscad_command(scad, out_stl / f"{p}.stl", p, fn, False), out_stl / f"{p}.stl", 1)
         for p in parts(scad)
     ]
     if out_img is not None:
         out_img.mkdir(parents=True, exist_ok=True)
         for p in [*parts(scad), *VIEWS]:
-            tasks.append((openscad_command(scad, out_img / f"{p}.png", p, fn, True), out_img / f"{p}.png"))
+            view = out_img / f"{p}.png"
+            tasks.append((openscad_command(scad, view, p, fn, True), view, VIEW_TRIES))
     with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
         consoles = list(pool.map(lambda task: run(*task), tasks))
-    for _, out in tasks:
+    for _, out, _tries in tasks:
         print(f"wrote {out}")
     return "\n".join(re.findall(r'^ECHO: "(.*)"$', consoles[0], re.M))
 
