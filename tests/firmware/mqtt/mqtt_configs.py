@@ -1,18 +1,21 @@
 """Server configs for the MQTT tests: a tower that publishes to the test's broker, dice from a seeded RNG;
-and a hub served by a real uvicorn in this process."""
+a hub that trusts a tower's first signed key, served by a real uvicorn in this process (``hub_server``);
+and a bounded wait for what the broker carries."""
 
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-from dicetower.firmware.hub.app import HubConfig, create_hub_app
+from dicetower.firmware.hub.app import HubConfig
+from dicetower.firmware.mqtt.client import Connection
 from dicetower.firmware.mqtt.settings import MqttConfig
 from dicetower.firmware.rolls.rolling import RandomSupply
 from dicetower.firmware.server.app import ServerConfig
+from hub_server import live_hub
+
+__all__ = ["live_hub", "tower_config", "trusted_hub_config", "until"]
 
 
 def tower_config(data_dir: Path, url: str, name: str = "t1", **mqtt: object) -> ServerConfig:
@@ -24,23 +27,17 @@ def tower_config(data_dir: Path, url: str, name: str = "t1", **mqtt: object) -> 
     )
 
 
-@contextlib.contextmanager
-def live_hub(config: HubConfig) -> Iterator[str]:
-    import uvicorn
+def trusted_hub_config(data_dir: Path, url: str) -> HubConfig:
+    """A hub on the test's broker that pins each tower's first signed key (trust on first use)."""
+    return HubConfig(data_dir=data_dir, connection=Connection(url), hub_id="h1", trust_first_use=True)
 
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_hub_app(config), host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the hub did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(20)
+
+def until(check: Callable[[], object], timeout_s: float = 30.0) -> object:
+    """``check()``'s first truthy answer, polled every 0.1 s for at most ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError("not within the time")

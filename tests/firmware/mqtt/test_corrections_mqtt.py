@@ -3,34 +3,20 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 from dicetower.firmware.hub.app import HubConfig
-from dicetower.firmware.mqtt.client import Connection
 from dicetower.firmware.server.app import create_app
 from mqtt_broker import Mosquitto, Probe
-from mqtt_configs import live_hub, tower_config
+from mqtt_configs import live_hub, tower_config, trusted_hub_config, until
 from starlette.testclient import TestClient
-
-
-def _until(check, timeout_s: float = 30.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError("not within the time")
 
 
 @pytest.fixture
 def hub_config(broker: Mosquitto, tmp_path: Path) -> HubConfig:
-    return HubConfig(
-        data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1", trust_first_use=True
-    )
+    return trusted_hub_config(tmp_path / "hub", broker.url)
 
 
 def _hub_roll(hub: str, seq: int) -> dict | None:
@@ -50,14 +36,14 @@ def test_a_correction_is_published_and_the_hub_shows_the_roll_corrected(
             live_hub(hub_config) as hub,
             TestClient(create_app(tower_config(tmp_path / "t", broker.url))) as tower,
         ):
-            _until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
+            until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
             rid = tower.post("/api/rolls", json={"notation": "3d6", "roller": "Bo"}).json()["id"]
-            read = _until(lambda: _hub_roll(hub, rid))
+            read = until(lambda: _hub_roll(hub, rid))
             new = read["dice"][1]["face"] % 6 + 1
             r = tower.post(f"/api/rolls/{rid}/corrections", json={"die": 1, "face": new, "by": "Cy"})
             assert r.status_code == 201, r.text
             (message,) = probe.wait("amended", 1)
-            shown = _until(lambda: (v := _hub_roll(hub, rid)) and v.get("corrected") and v)
+            shown = until(lambda: (v := _hub_roll(hub, rid)) and v.get("corrected") and v)
             # a forged correction (its body changed, its hash kept) is refused by the hub: the tower's
             # signature no longer verifies
             forged = json.loads(json.dumps(message))
@@ -65,7 +51,7 @@ def test_a_correction_is_published_and_the_hub_shows_the_roll_corrected(
             body["new"] = 1 if body["new"] != 1 else 2
             forged["note"]["body"] = json.dumps(body)
             probe.publish("dicetower/t1/amended", forged)
-            problem = _until(lambda: _problems(hub, "forged"), timeout_s=10)
+            problem = until(lambda: _problems(hub, "forged"), timeout_s=10)
             after = _hub_roll(hub, rid)
     finally:
         probe.close()

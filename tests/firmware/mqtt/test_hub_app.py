@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 
 import httpx
@@ -15,27 +14,15 @@ from dicetower.firmware.hub.app import HubConfig
 from dicetower.firmware.mqtt.client import Connection
 from dicetower.firmware.server.app import create_app
 from mqtt_broker import Mosquitto
-from mqtt_configs import live_hub, tower_config
+from mqtt_configs import live_hub, tower_config, trusted_hub_config, until
 from starlette.testclient import TestClient
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-def _until(check, timeout_s: float = 30.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError("not within the time")
-
-
 @pytest.fixture
 def hub_config(broker: Mosquitto, tmp_path: Path) -> HubConfig:
-    return HubConfig(
-        data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1", trust_first_use=True
-    )
+    return trusted_hub_config(tmp_path / "hub", broker.url)
 
 
 def test_the_hub_lists_a_tower_its_rolls_and_refuses_what_it_cannot_send(
@@ -45,11 +32,11 @@ def test_the_hub_lists_a_tower_its_rolls_and_refuses_what_it_cannot_send(
         live_hub(hub_config) as hub,
         TestClient(create_app(tower_config(tmp_path / "t", broker.url))) as tower,
     ):
-        _until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
+        until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
         ids = [
             tower.post("/api/rolls", json={"notation": "1d6", "roller": "Bo"}).json()["id"] for _ in range(2)
         ]
-        log = _until(
+        log = until(
             lambda: (entries := httpx.get(hub + "/api/log").json()["log"]) and len(entries) == 2 and entries
         )
         assert [e["seq"] for e in log] == ids[::-1] and {e["check"] for e in log} == {"new"}
@@ -64,7 +51,7 @@ def test_the_hub_lists_a_tower_its_rolls_and_refuses_what_it_cannot_send(
             == 413
         )
     with live_hub(hub_config) as hub:  # the hub's log outlives it, and the chain carries on
-        (t1,) = _until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
+        (t1,) = until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
         assert t1["last_seq"] == ids[-1] and len(httpx.get(hub + "/api/log").json()["log"]) == 2
 
 
@@ -90,7 +77,7 @@ def test_the_overlay_and_towers_page_show_each_roll_with_its_tower_and_roller(
         live_hub(hub_config) as hub,
         TestClient(create_app(tower_config(tmp_path / "t", broker.url))) as tower,
     ):
-        _until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
+        until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
         tower.post("/api/rolls", json={"notation": "4d6kh3", "roller": "Ann"})
         page = browser.new_page()  # type: ignore[attr-defined]
         errors: list[str] = []
@@ -129,7 +116,7 @@ def test_a_new_tower_waits_to_be_trusted_and_then_every_roll_arrives(
         TestClient(create_app(tower_config(tmp_path / "t", broker.url))) as tower,
     ):
         ids = [tower.post("/api/rolls", json={"notation": "1d6"}).json()["id"] for _ in range(2)]
-        (new,) = _until(lambda: httpx.get(hub + "/api/towers").json()["new_towers"])
+        (new,) = until(lambda: httpx.get(hub + "/api/towers").json()["new_towers"])
         mine = tower.get("/api/tower").json()["mqtt"]
         assert new["name"] == "t1" and new["fingerprint"] == mine["key_fingerprint"]
         assert (
@@ -152,7 +139,7 @@ def test_a_new_tower_waits_to_be_trusted_and_then_every_roll_arrives(
         page.locator("tr[data-tower='t1']", has_text="(trusted)").wait_for()
         assert page.locator("tr[data-new-tower]").count() == 0 and not errors, errors
         # the rolls made before the trust come on the hub's resend, in order
-        log = _until(lambda: len(entries := httpx.get(hub + "/api/log").json()["log"]) == 2 and entries)
+        log = until(lambda: len(entries := httpx.get(hub + "/api/log").json()["log"]) == 2 and entries)
         assert [e["seq"] for e in log] == ids[::-1]
         assert httpx.get(hub + "/api/towers").json()["new_towers"] == []
 
@@ -168,9 +155,9 @@ def test_the_hub_overlay_takes_the_towers_theme_and_scale_and_meets_wcag_aa(
         live_hub(hub_config) as hub,
         TestClient(create_app(tower_config(tmp_path / "t", broker.url))) as tower,
     ):
-        _until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
+        until(lambda: httpx.get(hub + "/api/towers").json()["towers"])
         tower.post("/api/rolls", json={"notation": "4d6kh3+2", "roller": "Ann"})
-        _until(lambda: httpx.get(hub + "/api/log").json()["log"])
+        until(lambda: httpx.get(hub + "/api/log").json()["log"])
         refused = httpx.get(hub + "/overlay?theme=neon")
         assert refused.status_code == 400
         assert refused.json()["error"] == {

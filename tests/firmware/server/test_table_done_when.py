@@ -5,49 +5,24 @@ mark; ``dicetower log verify`` passes, and fails naming the record once a correc
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sqlite3
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from dicetower.firmware.cli import main
-from dicetower.firmware.hub.app import HubConfig, create_hub_app
+from dicetower.firmware.hub.app import HubConfig
 from dicetower.firmware.mqtt.client import Connection
 from dicetower.firmware.mqtt.settings import MqttConfig
 from dicetower.firmware.server.app import ServerConfig
 from dicetower.firmware.server.table import TableSettings
+from hub_server import live_hub
 from mqtt_broker import Mosquitto, Probe, mosquitto_path
 from server_helpers import live_server, shot, wait_for
 from table_helpers import PHONE, unsure_tower
 
 pytestmark = pytest.mark.slow
-
-
-@contextlib.contextmanager
-def _live_hub(config: HubConfig) -> Iterator[str]:
-    import uvicorn
-
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_hub_app(config), host="127.0.0.1", port=0, log_level="warning", ws="websockets-sansio"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the hub did not start"
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(20)
 
 
 def _hub_roll(hub: str, seq: int) -> dict | None:
@@ -71,7 +46,7 @@ def test_two_players_type_and_correct_and_every_output_shows_it(browser, tmp_pat
             data_dir=tmp_path / "hub", connection=Connection(broker.url), hub_id="h1", trust_first_use=True
         )
         probe = Probe(broker.port, ["dicetower/+/amended"])
-        with _live_hub(hub_config) as hub, live_server(config) as base:
+        with live_hub(hub_config) as hub, live_server(config) as base:
             token = (data / "api-token").read_text().strip()
             code = (data / "table-code").read_text().strip()
             wait_for(lambda: httpx.get(f"{hub}/api/towers").json()["towers"], 30)
