@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["positive_int"]
+__all__ = ["positive_int", "rate"]
 
 
 def positive_int(text: str) -> int:
@@ -20,3 +20,14 @@ def positive_int(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError("must be at least 1")
     return n
+
+
+def rate(text: str) -> float:
+    """A rate from 0 to 1, both included (``--max-wrong 0.01``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text}")
+    return value

@@ -17,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .arguments import rate
+
 if TYPE_CHECKING:
     from ...vision.taught.coverage import DieCoverage
 
@@ -56,16 +58,6 @@ examples:
   dicetower teach group recorded/ --out teach/ --config /etc/dicetower/config.toml
   dicetower teach group teach/ --force --no-sheets      # regroup, dropping the names given so far
 """
-
-
-def _rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text}")
-    return value
 
 
 def _whole(low: int, high: int) -> Any:
@@ -130,7 +122,7 @@ def add_collect_parser(actions: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--max-wrong",
-        type=_rate,
+        type=rate,
         default=MAX_WRONG,
         metavar="RATE",
         help=f"the wrong-rate bound 'teach fit --max-wrong' will use: collect until the held-back rolls can "

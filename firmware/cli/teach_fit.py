@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .arguments import rate
+
 __all__ = ["EXAMPLES", "add_fit_parser", "check_ready", "run_fit"]
 
 EXAMPLES = """\
@@ -33,16 +35,6 @@ def _share(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from None
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text}")
-    return value
-
-
-def _rate(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"expected a rate from 0 to 1, got {text}")
     return value
 
 
@@ -87,7 +79,7 @@ def add_fit_parser(actions: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--max-wrong",
-        type=_rate,
+        type=rate,
         default=MAX_WRONG,
         metavar="RATE",
         help=f"refuse when the held-back wrong rate could be over RATE (95 %% bound; default {MAX_WRONG})",
