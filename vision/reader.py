@@ -379,7 +379,9 @@ class FrameReader:
         }
 
 
-def open_reader(models: str | Path | None = None, *, numerals: bool = False) -> FrameReader:
+def open_reader(
+    models: str | Path | None = None, *, numerals: bool = False, familiar: bool = True
+) -> FrameReader:
     """The product's reader: on the shipped models, or on the models in folder ``models``.
 
     Why a folder: a newly trained or calibrated reader or detector is judged with the same eval
@@ -393,7 +395,17 @@ def open_reader(models: str | Path | None = None, *, numerals: bool = False) -> 
     ``numeral_reader.onnx`` when it has one, and the upright-numeral reader that gives those
     kinds their faces (``glyph_reader.onnx``, likewise): off, every die is read as a pip d6,
     which is faster and what a d6-only table wants.
+
+    ``familiar`` False reads every d6 the reader is sure of, even one unlike its training dice
+    (``vision/faces/familiar.py``): to measure what that check does.
     """
+    reader = _open_reader(models, numerals)
+    reader.faces.check_familiar &= familiar
+    return reader
+
+
+def _open_reader(models: str | Path | None, numerals: bool) -> FrameReader:
+    """:func:`open_reader`'s reader with every check its files hold."""
     if models is None:
         return FrameReader(numerals=NumeralReader() if numerals else None, glyphs=_glyphs(None, numerals))
     folder = Path(models)

@@ -40,6 +40,16 @@ class UnreadableReason(StrEnum):
     LOW_CONFIDENCE = "low_confidence"  #: the reader is not sure enough
     TOO_SMALL = "too_small"  #: too few pixels to see the face
     KIND_UNSURE = "kind_unsure"  #: a numeral die, but which kind (d6n, d10, d10t, d20) is unsure
+    UNFAMILIAR = "unfamiliar"  #: unlike every die the reader learnt from (``vision/faces/familiar.py``)
+
+    @property
+    def text(self) -> str:
+        """What a person is shown: the value, or for an unfamiliar die the remedy too."""
+        return _REASON_TEXT.get(self, self.value)
+
+
+#: Reasons whose words for a person say more than their value.
+_REASON_TEXT = {UnreadableReason.UNFAMILIAR: "unfamiliar die: teach it"}
 
 
 #: Why a die shows no one face squarely up, or not cleanly: its crop pictures no face to learn.

@@ -92,6 +92,12 @@ def register(subparsers: Any) -> None:
         help="score against labels corrected by DIR/<folder name>.jsonl where there is one "
         "(vision/eval/errata.py; the repo's are in vision/training/errata); the report says how many",
     )
+    p.add_argument(
+        "--no-familiar",
+        action="store_true",
+        help="read every d6 the general reader is sure of, familiar or not "
+        "(to measure the unfamiliar-die check, vision/faces/familiar.py)",
+    )
     p.set_defaults(func=run)
 
 
@@ -130,14 +136,22 @@ def open_eval_reader(args: argparse.Namespace, numeral_kinds: list[str]) -> Dice
 
         model = TaughtModel(args.taught)
         untaught = sorted(set(numeral_kinds) - model.kinds())
-        return open_taught_reader(model, models=args.models, numerals=args.numerals or bool(untaught))
-    return open_reader(args.models, numerals=args.numerals or bool(numeral_kinds))
+        taught = open_taught_reader(model, models=args.models, numerals=args.numerals or bool(untaught))
+        taught.general.faces.check_familiar &= not args.no_familiar
+        return taught
+    return open_reader(
+        args.models, numerals=args.numerals or bool(numeral_kinds), familiar=not args.no_familiar
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     check_labelled_folders(args.folders, args.errata)
     if args.reader is not None and args.models is not None:
         raise EvalError("--models and --reader cannot be combined: --models sets the built-in reader's files")
+    if args.reader is not None and args.no_familiar:
+        raise EvalError(
+            "--no-familiar and --reader cannot be combined: it turns off the built-in reader's check"
+        )
     if args.reader is not None and args.taught is not None:
         raise EvalError("--taught and --reader cannot be combined: --taught reads with the built-in reader")
     chosen = []
@@ -217,6 +231,9 @@ def print_report(d: dict[str, Any], out: TextIO | None = None) -> None:
             for view, v in views.items()
         )
         print(f"  by view  {cells}", file=out)
+    if d.get("rejected_by_reason"):
+        cells = ", ".join(f"{reason} {n}" for reason, n in d["rejected_by_reason"].items())
+        print(f"  rejected by reason  {cells}", file=out)
     if d["cocked"]["dice"]:
         c = d["cocked"]
         counts = f"rejected {c['rejected']}, read {c['read']}, missed {c['missed']}"

@@ -301,6 +301,8 @@ class FolderReport:
     per_kind_face: dict[str, dict[int, Counter[str]]] = field(default_factory=dict)
     confusion: dict[str, dict[str, Counter[str]]] = field(default_factory=dict)
     cocked: Counter[str] = field(default_factory=Counter)
+    #: Rejected labelled dice by the reader's reason (``low_confidence``, ``unfamiliar`` ...).
+    reasons: Counter[str] = field(default_factory=Counter)
     ms: list[float] = field(default_factory=list)
     #: Per group of near-duplicate photos (:func:`photo_group`): outcome counts, for the intervals.
     groups: dict[str, Counter[str]] = field(default_factory=dict)
@@ -325,6 +327,9 @@ class FolderReport:
                 self.cocked[s.outcome.value] += 1
                 continue
             self.totals[s.outcome.value] += 1
+            if s.outcome is Outcome.REJECTED:
+                reason = s.read.reason if s.read is not None else None
+                self.reasons[reason.value if reason is not None else "none"] += 1
             group[s.outcome.value] += 1
             self.per_view.setdefault(view, Counter())[s.outcome.value] += 1
             faces = self.per_kind_face.setdefault(s.label.die, {})
@@ -385,6 +390,7 @@ class FolderReport:
                 "read": self.cocked["correct"] + self.cocked["wrong"],
                 "missed": self.cocked["missed"],
             },
+            "rejected_by_reason": dict(sorted(self.reasons.items())),
         }
 
 

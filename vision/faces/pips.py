@@ -15,7 +15,8 @@ of is looked at again mirrored left to right, and the two looks' logits averaged
 (:func:`looked_twice`). The softmax is temperature-scaled on the validation split and accepted only
 above a per-face threshold chosen so that confidently wrong answers stay rare and every face is
 rejected about equally often (a reader that rejects 6s more than 1s would bias the rolls it
-reports).
+reports). A die read with a face whose features are far from every face of the training dice is
+reported ``unfamiliar`` instead (:mod:`.familiar`): a die of a make the reader never saw.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ..files import read_bounded
 from ..models import shipped_dir
 from ..reading import UnreadableReason
 from ..view import TOP_DOWN_TILT, View
+from .familiar import Familiarity, FamiliarityError, load_familiarity
 
 __all__ = [
     "CHANNELS",
@@ -311,7 +313,9 @@ class D6Reader:
     """The d6 face reader: an ONNX classifier run through ``cv2.dnn``, loaded once and reused.
 
     ``model_dir`` holds ``d6_reader.onnx`` and ``d6_reader.json`` (temperature, per-face
-    thresholds, blur limit); by default the ones shipped in ``dicetower/vision/models``.
+    thresholds, blur limit); by default the ones shipped in ``dicetower/vision/models``. With a
+    ``d6_familiar.npz`` beside them (:mod:`.familiar`) a die unlike the training dice is
+    ``unfamiliar``; :attr:`check_familiar` turns that check off (to measure what it does).
     Example::
 
         reader = D6Reader()
@@ -353,6 +357,33 @@ class D6Reader:
         # (3.4 ms of 15 on a 25-dice photo, on one core). A tower rolls the same number of dice
         # each time, so each copy keeps its shape from frame to frame.
         self._net_again = self._load(model)
+        self._model_path = model
+        self.familiar: Familiarity | None = None
+        #: Report dice unlike the training dice ``unfamiliar`` (needs :attr:`familiar`).
+        self.check_familiar = False
+        self._outputs: list[str] = []
+        self.use_familiarity(load_familiarity(folder))
+
+    def use_familiarity(self, familiar: Familiarity | None) -> None:
+        """Judge dice by ``familiar`` from now on (None: by nothing), and check it on.
+
+        The network is then asked for ``[logits, features]`` by name (OpenCV 4's ``forward()``
+        without a name answers the last layer, which in a network with a features output is
+        the features); a network without the output the statistics read is refused.
+        """
+        names = [str(n) for n in self._net.getUnconnectedOutLayersNames()]
+        if familiar is None:
+            self.familiar, self.check_familiar, self._outputs = None, False, names[:1]
+            return
+        wanted = familiar.output
+        if wanted not in names:
+            raise FamiliarityError(
+                f"{self._model_path}: has no output {wanted!r} that the familiarity statistics read"
+                f" (outputs: {', '.join(names)})"
+            )
+        logits = [n for n in names if n != wanted][:1]
+        self.familiar, self.check_familiar = familiar, True
+        self._outputs = [*logits, wanted] if logits else [wanted]
 
     @staticmethod
     def _load(path: Path) -> Any:
@@ -373,29 +404,50 @@ class D6Reader:
         return [crop_die(frame, b) for b in boxes], maps
 
     def _forward(self, blob: np.ndarray) -> np.ndarray:
+        return self._forward_features(blob)[0]
+
+    def _forward_features(self, blob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Logits and the familiarity check's features (the logits when it reads those)."""
         self._net.setInput(blob)
-        return np.asarray(self._net.forward(), np.float32)
+        outs = self._net.forward(self._outputs)
+        logits = np.asarray(outs[0], np.float32)
+        return logits, (np.asarray(outs[-1], np.float32).reshape(len(logits), -1))
 
     def _forward_again(self, blob: np.ndarray) -> np.ndarray:
         self._net_again.setInput(blob)
-        return np.asarray(self._net_again.forward(), np.float32)
+        return np.asarray(self._net_again.forward(self._outputs[:1])[0], np.float32)
 
     def probabilities(self, crops: list[np.ndarray], greys: np.ndarray | None = None) -> np.ndarray:
         """Calibrated class probabilities ``(N, 7)`` (class 0 = not a readable die).
 
         ``greys``: :func:`crop_greys` of ``crops``, when the caller needs them too.
         """
+        return self.scored(crops, greys)[0]
+
+    def scored(
+        self, crops: list[np.ndarray], greys: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`probabilities` and each crop's first-look features ``(N, D)`` (:mod:`.familiar`).
+
+        The features are the network output the familiarity statistics name, else its logits.
+        """
         if not crops:
-            return np.zeros((0, 7), np.float32)
-        outs = []
+            return np.zeros((0, 7), np.float32), np.zeros((0, 7), np.float32)
+        outs, feats = [], []
+
+        def first(blob: np.ndarray) -> np.ndarray:
+            logits, features = self._forward_features(blob)
+            feats.append(features)
+            return logits
+
         for start in range(0, len(crops), MAX_BATCH):
             part = None if greys is None else greys[start : start + MAX_BATCH]
             blob = to_blob(crops[start : start + MAX_BATCH], part)
-            outs.append(looked_twice(self._forward, blob, self.second_look_below, self._forward_again))
+            outs.append(looked_twice(first, blob, self.second_look_below, self._forward_again))
         logits = np.concatenate(outs) / self.temperature
         logits -= logits.max(axis=1, keepdims=True)
         e = np.exp(logits)
-        return e / e.sum(axis=1, keepdims=True)
+        return e / e.sum(axis=1, keepdims=True), np.concatenate(feats)
 
     def thresholds_for(self, view: View | None) -> dict[int, float]:
         """The thresholds a frame seen this way is read with (the card's own when it has none)."""
@@ -447,9 +499,17 @@ class D6Reader:
 
         ``view``: how the camera saw the frame they come from, which chooses the thresholds.
         """
-        probs = self.probabilities(crops, greys)
+        probs, features = self.scored(crops, greys)
         thr = self.thresholds_for(view)
-        return [self.decide(probs[i], crops[i], thr) for i in range(len(crops))]
+        reads = [self.decide(probs[i], crops[i], thr) for i in range(len(crops))]
+        if self.familiar is None or not self.check_familiar or not reads:
+            return reads
+        # Only a die read with a face is judged: an unsure one keeps the reason it is unsure.
+        far = self.familiar.unfamiliar(features)
+        return [
+            FaceRead(None, r.confidence, UnreadableReason.UNFAMILIAR, r.probs) if far[i] and r.face else r
+            for i, r in enumerate(reads)
+        ]
 
 
 def _view_block(block: Any, meta: Path) -> tuple[dict[View, dict[int, float]], float]:

@@ -45,8 +45,11 @@ __all__ = [
 TELL_WEIGHT = 10.0
 #: The cost of a pairing the colours forbid (above any allowed one).
 FORBIDDEN = 1e9
-#: General readings a taught die reads again: read, or unsure of the face or kind.
-REREAD = frozenset({None, UnreadableReason.LOW_CONFIDENCE, UnreadableReason.KIND_UNSURE})
+#: General readings a taught die reads again: read, unsure of the face or kind, or unlike the
+#: general reader's training dice (teaching is the remedy that reason names).
+REREAD = frozenset(
+    {None, UnreadableReason.LOW_CONFIDENCE, UnreadableReason.KIND_UNSURE, UnreadableReason.UNFAMILIAR}
+)
 
 
 def rereads(die: DieReading) -> bool:

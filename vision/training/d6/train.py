@@ -34,7 +34,9 @@ The steps, each in its own module and each cached under ``--work`` so a rerun is
 Options for a run of its own: ``--augment FIELD=VALUE`` (how hard crops are distorted, e.g.
 ``p_motion=0.2`` smears a fifth of them), ``--dataset-weight NAME=W`` (a dataset's share of the
 crops), ``--train-share NAME=SHARE`` (a seeded share of a dataset's train crops: a learning curve),
-``--init`` / ``--teacher`` (a ``.pt`` state or an exported ``.onnx`` of the named arch).
+``--init`` / ``--teacher`` (a ``.pt`` state or an exported ``.onnx`` of the named arch),
+``--leave-out NAME`` (a network that never sees a dataset, in any split: it is trained and
+calibrated without it, so the dataset measures how the reader does on dice it never met).
 """
 
 from __future__ import annotations
@@ -197,6 +199,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME=SHARE",
         help="keep only this share (0-1] of a dataset's train crops (repeatable; a learning curve)",
     )
+    ap.add_argument(
+        "--leave-out",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="drop a d6 dataset from every split (repeatable): a network that never saw it",
+    )
     return ap
 
 
@@ -211,6 +220,11 @@ def _checked(ap: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str,
     for name in args.oblique:
         if name not in D6_DATASETS:
             ap.error(f"--oblique: unknown dataset {name!r} (one of {', '.join(D6_DATASETS)})")
+    for name in args.leave_out:
+        if name not in D6_DATASETS:
+            ap.error(f"--leave-out: unknown dataset {name!r} (one of {', '.join(D6_DATASETS)})")
+    if len(set(args.leave_out)) >= len(D6_DATASETS):
+        ap.error("--leave-out: at least one d6 dataset must stay to train on")
     if not 0.0 <= args.oblique_turn < 180.0:
         ap.error(f"--oblique-turn must lie in [0, 180), got {args.oblique_turn}")
     try:
@@ -288,6 +302,11 @@ def _data(ap: argparse.ArgumentParser, args: argparse.Namespace, shares: dict[st
         n_other = int((other["split"] == 0).sum())
         log(f"other dice (class 0): {len(other['face'])} (splits {np.bincount(other['split'])})")
         data = {k: np.concatenate([data[k], other[k]]) for k in data}
+    if args.leave_out:
+        # Every crop cut from a left-out dataset's photos goes, its hard negatives included.
+        gone = np.isin(data["ds"], [D6_DATASETS.index(name) for name in args.leave_out])
+        data = {k: v[~gone] for k, v in data.items()}
+        log(f"left out {', '.join(args.leave_out)}: {int(gone.sum())} crops dropped")
     log(f"cache: {len(data['face'])} crops, splits {np.bincount(data['split'])}")
     return data, n_hard, n_other
 
@@ -298,7 +317,7 @@ def _recipe(args: argparse.Namespace, extras: dict[str, Any], n_hard: int, n_oth
     errata = None if args.errata is None else {"folder": args.errata.name, "corrections": extras["n_errata"]}
     return {
         "oblique": {"datasets": sorted(oblique), "turn": args.oblique_turn} if oblique else None,
-        "trained_on": [f"{d} (train split)" for d in D6_DATASETS],
+        "trained_on": [f"{d} (train split)" for d in D6_DATASETS if d not in args.leave_out],
         "errata": errata,
         "seed": args.seed,
         "arch": args.arch,
