@@ -5,7 +5,7 @@
 Reads the real ``byler-d6`` photos with exactly ``--dice`` dice (up to 5) through the shipped
 :class:`dicetower.vision.reader.FrameReader` and times each step by wrapping it: the detector's
 network and its pre/post-processing (``locate``), cutting the crops, their grey planes, building
-the blob, the reader network's first and extra looks, the per-die decisions, the colour names
+the blob, the reader network's first and extra looks, the per-die decisions, the unfamiliar-die check, the colour names
 and the read faces' centres (``vision.faces.topface``). The wrapped
 call is the product's own code; only the timers are added, so the sum is a little above the
 plain read (the total line is timed without wrappers first). Use it next to ``bench/vision.py``
@@ -54,6 +54,13 @@ class _TimedNet:
         self.forward = _timed(totals, key, net.forward)
 
 
+class _TimedFamiliar:
+    """The familiarity statistics with their per-frame check timed (the dataclass is frozen)."""
+
+    def __init__(self, familiar: Any, totals: dict[str, float]) -> None:
+        self.unfamiliar = _timed(totals, "unfamiliar-die check", familiar.unfamiliar)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dice", type=int, default=25, help="dice per photo (1-100)")
@@ -83,7 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     real_net = detector._net
     detector._net = _TimedNet(real_net, totals, "detector network")
     faces = reader.faces
-    faces._forward = _timed(totals, "reader network, first look", faces._forward)
+    faces._forward_features = _timed(totals, "reader network, first look", faces._forward_features)
+    if faces.familiar is not None:
+        faces.familiar = _TimedFamiliar(faces.familiar, totals)  # type: ignore[assignment]
     faces._forward_again = _timed(totals, "reader network, extra looks", faces._forward_again)
     faces.crops_mapped = _timed(totals, "crops", faces.crops_mapped)
     faces.decide = _timed(totals, "decisions", faces.decide)

@@ -426,13 +426,15 @@ class D6Reader:
 
     def scored(
         self, crops: list[np.ndarray], greys: np.ndarray | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`probabilities` and each crop's first-look features ``(N, D)`` (:mod:`.familiar`).
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`probabilities`, each crop's first-look features ``(N, D)`` and its
+        temperature-scaled logits ``(N, 7)``: what the familiarity check reads (:mod:`.familiar`).
 
         The features are the network output the familiarity statistics name, else its logits.
         """
         if not crops:
-            return np.zeros((0, 7), np.float32), np.zeros((0, 7), np.float32)
+            empty = np.zeros((0, 7), np.float32)
+            return empty, empty, empty
         outs, feats = [], []
 
         def first(blob: np.ndarray) -> np.ndarray:
@@ -444,10 +446,10 @@ class D6Reader:
             part = None if greys is None else greys[start : start + MAX_BATCH]
             blob = to_blob(crops[start : start + MAX_BATCH], part)
             outs.append(looked_twice(first, blob, self.second_look_below, self._forward_again))
-        logits = np.concatenate(outs) / self.temperature
-        logits -= logits.max(axis=1, keepdims=True)
-        e = np.exp(logits)
-        return e / e.sum(axis=1, keepdims=True), np.concatenate(feats)
+        scaled = np.concatenate(outs) / self.temperature
+        z = scaled - scaled.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True), np.concatenate(feats), scaled
 
     def thresholds_for(self, view: View | None) -> dict[int, float]:
         """The thresholds a frame seen this way is read with (the card's own when it has none)."""
@@ -499,13 +501,13 @@ class D6Reader:
 
         ``view``: how the camera saw the frame they come from, which chooses the thresholds.
         """
-        probs, features = self.scored(crops, greys)
+        probs, features, scaled = self.scored(crops, greys)
         thr = self.thresholds_for(view)
         reads = [self.decide(probs[i], crops[i], thr) for i in range(len(crops))]
         if self.familiar is None or not self.check_familiar or not reads:
             return reads
         # Only a die read with a face is judged: an unsure one keeps the reason it is unsure.
-        far = self.familiar.unfamiliar(features)
+        far = self.familiar.unfamiliar(features, scaled)
         return [
             FaceRead(None, r.confidence, UnreadableReason.UNFAMILIAR, r.probs) if far[i] and r.face else r
             for i, r in enumerate(reads)

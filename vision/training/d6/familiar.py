@@ -9,12 +9,13 @@ training built (``--work``; built here when absent)::
 It adds a ``features`` output to ``d6_reader.onnx`` when the network lacks one (the pooled last
 stage, beside the logits: the logits are unchanged, :func:`add_features_output`), reads the
 labelled crops through the runtime reader (:class:`~dicetower.vision.faces.pips.D6Reader`, so
-the features are the ones reading computes), fits the per-face means and shared covariance on
-the *train* split of the sets the network trained on, and sets the threshold on their
-*validation* split (each die as labelled and as a detector frames it,
-:func:`~.calibrate.calibration_crops`): the distance that ``--familiar-cost`` of the val dice
-read with a face exceed. Sets the network never trained on are never used here: they measure
-the check (docs/vision.md). ``--leave-out NAME`` fits a network trained with that flag.
+the features are the ones reading computes), keeps a sample of the features of the *train*
+split of the sets the network trained on (and of the rendered dice it trained on, so the
+simulated tower's dice stay familiar), and sets both thresholds on their *validation* split
+(each die as labelled and as a detector frames it, :func:`~.calibrate.calibration_crops`):
+each the score that half of ``--familiar-cost`` of the val dice read with a face exceed. Sets
+the network never trained on are never used here: they measure the check (docs/vision.md,
+"Unfamiliar dice"). ``--leave-out NAME`` fits a network trained with that flag.
 """
 
 from __future__ import annotations
@@ -27,17 +28,19 @@ from typing import Any
 
 import numpy as np
 
-from ...faces.familiar import FAMILIAR_FILE, Familiarity
+from ...faces.familiar import FAMILIAR_FILE, Familiarity, energies, unit_rows
 from ...faces.pips import D6Reader
 from .calibrate import calibration_crops
-from .data import D6_DATASETS, build_cache, cache_name
+from .data import D6_DATASETS, build_cache, build_synth_cache, cache_name
 
-__all__ = ["FEATURES", "add_features_output", "fit_familiarity", "fit_statistics", "main"]
+__all__ = ["BANK", "FEATURES", "K", "add_features_output", "choose_bank", "fit_familiarity", "main"]
 
 #: The network output the check reads: the last stage's channels averaged over the crop.
 FEATURES = "features"
-#: Shrinkage of the covariance towards its mean variance (keeps rare directions from dominating).
-SHRINK = 1e-3
+#: Training dice kept in the sample (float16 on disk: 1024 x 96 x 2 bytes, about 200 KB).
+BANK = 1024
+#: Which nearest training die a die is measured to (the 5th: one odd training crop is not enough).
+K = 5
 
 
 def add_features_output(onnx_path: Path) -> bool:
@@ -57,33 +60,20 @@ def add_features_output(onnx_path: Path) -> bool:
     if not flatten:
         raise ValueError(f"{onnx_path}: no Reshape or Flatten before the classifier to read features from")
     source = flatten[-1].input[0]
-    graph.node.append(
-        helper.make_node("GlobalAveragePool", [source], ["pooled_" + FEATURES], name="familiar_pool")
-    )
-    graph.node.append(
-        helper.make_node("Flatten", ["pooled_" + FEATURES], [FEATURES], name="familiar_flatten", axis=1)
-    )
+    pooled = "pooled_" + FEATURES
+    graph.node.append(helper.make_node("GlobalAveragePool", [source], [pooled], name="familiar_pool"))
+    graph.node.append(helper.make_node("Flatten", [pooled], [FEATURES], name="familiar_flatten", axis=1))
     graph.output.append(helper.make_tensor_value_info(FEATURES, TensorProto.FLOAT, ["n", None]))
     onnx.checker.check_model(model)
     onnx.save(model, str(onnx_path))
     return True
 
 
-def fit_statistics(features: np.ndarray, faces: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-face means ``(6, D)`` and a whitening map ``(D, D)`` of the shared covariance.
-
-    ``whiten`` is ``V diag(1 / sqrt(s))`` of the shrunk covariance's eigen decomposition, so a
-    whitened difference's squared length is the Mahalanobis distance.
-    """
-    if set(np.unique(faces).tolist()) != set(range(1, 7)):
-        raise ValueError("the statistics need training dice of every face 1-6")
-    x = features.astype(np.float64)
-    means = np.stack([x[faces == f].mean(0) for f in range(1, 7)])
-    resid = x - means[faces - 1]
-    cov = resid.T @ resid / len(resid)
-    cov += np.eye(len(cov)) * SHRINK * np.trace(cov) / len(cov)
-    s, v = np.linalg.eigh(cov)
-    return means, v / np.sqrt(np.maximum(s, 1e-12))[None, :]
+def choose_bank(features: np.ndarray, size: int = BANK, seed: int = 0) -> np.ndarray:
+    """A seeded sample of ``size`` training dice's features, unit rows (all of them when fewer)."""
+    rng = np.random.default_rng(seed)
+    pick = rng.choice(len(features), min(size, len(features)), replace=False)
+    return unit_rows(features[np.sort(pick)])
 
 
 def fit_familiarity(
@@ -91,28 +81,31 @@ def fit_familiarity(
 ) -> tuple[Familiarity, dict[str, Any]]:
     """The statistics of ``reader``'s network on ``data`` (a :mod:`.data` cache), and their figures.
 
-    Only the d6 datasets in ``data`` count (a left-out set is dropped before), faces 1-6.
+    The sample comes from the train split of the d6 datasets in ``data`` (a left-out set is
+    dropped before) and of its rendered dice (group ``len(D6_DATASETS)``), faces 1-6; each
+    threshold is the score that ``cost / 2`` of the d6 datasets' val dice read with a face
+    exceed, so together they call at most ``cost`` of those dice unfamiliar.
     """
-    d6 = (data["ds"] < len(D6_DATASETS)) & (data["face"] > 0)
-    train = d6 & (data["split"] == 0)
+    rendered = data["ds"] == len(D6_DATASETS)
+    train = ((data["ds"] < len(D6_DATASETS)) | rendered) & (data["face"] > 0) & (data["split"] == 0)
     # Placeholder statistics that name the output: the reader answers its features, judges nothing.
-    reader.use_familiarity(
-        Familiarity(FEATURES, np.zeros((6, 1), np.float32), np.eye(1, dtype=np.float32), 1.0)
-    )
+    reader.use_familiarity(Familiarity(FEATURES, np.ones((1, 1), np.float32), 1, 1.0, 0.0))
     reader.check_familiar = False
-    _probs, feats = reader.scored(list(data["crop"][train]))
-    means, whiten = fit_statistics(feats, data["face"][train])
+    _probs, feats, _scaled = reader.scored(list(data["crop"][train]))
+    bank = choose_bank(feats)
     crops, faces, groups = calibration_crops(data, oblique, seed=0)
     keep = (groups < len(D6_DATASETS)) & (faces > 0)
     crops, faces, groups = crops[keep], faces[keep], groups[keep]
     reads = reader.read_crops(list(crops))  # the check is off: the faces the card's thresholds give
-    _probs, vfeats = reader.scored(list(crops))
+    _probs, vfeats, vscaled = reader.scored(list(crops))
     read = np.array([r.face is not None for r in reads])
     right = np.array([r.face == f for r, f in zip(reads, faces, strict=True)])
-    probe = Familiarity(FEATURES, means.astype(np.float32), whiten.astype(np.float32), 1.0)
-    dist = probe.distances(vfeats)
-    threshold = float(np.quantile(dist[read], 1.0 - cost))
-    far = dist > threshold
+    probe = Familiarity(FEATURES, bank, K, 2.0, 0.0)
+    knn, energy = probe.knn_distances(vfeats), energies(vscaled)
+    knn_threshold = float(np.quantile(knn[read], 1.0 - cost / 2))
+    energy_threshold = float(np.quantile(energy[read], 1.0 - cost / 2))
+    fam = Familiarity(FEATURES, bank, K, knn_threshold, energy_threshold)
+    far = fam.unfamiliar(vfeats, vscaled)
     per_set = {
         D6_DATASETS[g]: {
             "read": int((read & (groups == g)).sum()),
@@ -124,16 +117,18 @@ def fit_familiarity(
     }
     figures = {
         "train_dice": int(train.sum()),
+        "rendered_dice": int((train & rendered).sum()),
+        "bank": len(bank),
         "val_crops": len(crops),
         "val_read": int(read.sum()),
         "val_read_flagged": int((far & read).sum()),
         "val_right_flagged": int((far & right).sum()),
         "val_wrong": int((read & ~right).sum()),
         "val_wrong_flagged": int((far & read & ~right).sum()),
-        "threshold": round(threshold, 3),
+        "knn_threshold": round(knn_threshold, 4),
+        "energy_threshold": round(energy_threshold, 4),
         "per_set": per_set,
     }
-    fam = Familiarity(FEATURES, means.astype(np.float32), whiten.astype(np.float32), threshold)
     return fam, figures
 
 
@@ -146,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--familiar-cost",
         type=float,
-        default=0.01,
+        default=0.02,
         help="share of the val dice read with a face the check may call unfamiliar (default %(default)s)",
     )
     ap.add_argument(
@@ -170,6 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     add_features_output(args.models / "d6_reader.onnx")
     reader = D6Reader(args.models)
     card = reader.meta
+    synth = card.get("synth") or {}  # the rendered dice the network trained on, as train.py names them
+    scenes, marbled = int(synth.get("scenes") or 0), float(synth.get("marbled") or 0.0)
+    if scenes > 0:
+        name = f"synth{scenes}" + (f"_marbled{marbled:g}" if marbled else "")
+        rendered = build_synth_cache(args.work / f"{name}.npz", scenes, marbled=marbled)
+        if rendered is not None:
+            data = {k: np.concatenate([data[k], rendered[k]]) for k in data}
     oblique = (
         {name: float(card["oblique"]["turn"]) for name in card["oblique"]["datasets"]}
         if card.get("oblique")
