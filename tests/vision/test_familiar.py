@@ -21,7 +21,7 @@ from dicetower.vision.faces.familiar import (
     load_familiarity,
     unit_rows,
 )
-from dicetower.vision.faces.pips import D6Reader, crop_die
+from dicetower.vision.faces.pips import D6Reader
 from dicetower.vision.reader import open_reader
 from dicetower.vision.reading import UnreadableReason
 from dicetower.vision.taught.reader import REREAD
@@ -176,3 +176,70 @@ def test_a_taught_die_reads_a_die_the_general_reader_finds_unfamiliar() -> None:
     # Teaching is the remedy the reason names: a taught die's own reader is not subject to it.
     assert UnreadableReason.UNFAMILIAR in REREAD
     assert UnreadableReason.UNFAMILIAR.text == "unfamiliar die: teach it"
+
+
+SKOVY = DATASETS / "skovy-d6-crops"
+needs_skovy = pytest.mark.skipif(not (SKOVY / "manifest.jsonl").is_file(), reason="../shared/datasets absent")
+needs_byler = pytest.mark.skipif(
+    not (DATASETS / "byler-d6" / "manifest.jsonl").is_file(), reason="../shared/datasets absent"
+)
+
+
+@needs_skovy
+def test_a_die_of_a_set_never_trained_on_that_the_network_misreads_is_unfamiliar() -> None:
+    # A skovy die (a set the shipped network never saw) whose likeliest face is wrong: a 5 the
+    # network takes for a 4. With every face taken at any probability the check alone stands
+    # between that guess and the roll (at the card's thresholds it is unsure anyway).
+    frame = cv2.imread(str(SKOVY / "images" / "WIN_20221211_13_08_28_Pro-die-0.jpg"))
+    box = (13.0, 37.0, 30.0, 36.0)  # where the shipped detector finds it
+    reader = D6Reader()
+    crops = reader.crops(frame, [box])
+    with reader.thresholds_at_zero():
+        reader.check_familiar = False
+        (guess,) = reader.read_crops(crops)
+        reader.check_familiar = True
+        (checked,) = reader.read_crops(crops)
+    assert guess.face == 4  # the label says 5
+    assert checked.face is None and checked.reason is UnreadableReason.UNFAMILIAR
+
+
+def _one_photo_folder(tmp_path: Path, image: Path, face: int) -> Path:
+    folder = tmp_path / "photos"
+    (folder / "images").mkdir(parents=True)
+    shutil.copy(image, folder / "images" / image.name)
+    line = {"image": f"images/{image.name}", "dice": [{"die": "d6", "face": face}]}
+    (folder / "manifest.jsonl").write_text(json.dumps(line) + "\n")
+    return folder
+
+
+@needs_skovy
+def test_the_reason_reaches_eval_json_and_no_familiar_turns_it_off(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    # A skovy 6 the network reads right but weakly in every class (energy over the threshold).
+    folder = _one_photo_folder(tmp_path, SKOVY / "images" / "WIN_20221211_13_11_15_Pro-die-1.jpg", 6)
+    assert main(["eval", str(folder), "--json"]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert (checked["correct"], checked["rejected"]) == (0, 1)
+    assert checked["rejected_by_reason"] == {"unfamiliar": 1}
+    assert main(["eval", str(folder), "--json", "--no-familiar"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert (plain["correct"], plain["rejected_by_reason"]) == (1, {})
+    assert main(["eval", str(folder)]) == 0
+    assert "rejected by reason  unfamiliar 1" in capsys.readouterr().out
+
+
+@needs_byler
+def test_familiar_dice_are_kept(capsys: pytest.CaptureFixture) -> None:
+    # 20 val photos of a set the network trained on (about 150 dice): the check costs at most
+    # two of the dice the reader reads right without it.
+    folder = DATASETS / "byler-d6"
+    argv = ["eval", str(folder), "--split", "val", "--limit", "20", "--json"]
+    assert main(argv) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--no-familiar"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    lost = plain["correct"] - checked["correct"]
+    assert checked["dice"] >= 100 and 0 <= lost <= 2
+    assert checked["rejected_by_reason"].get("unfamiliar", 0) <= 2
+    assert checked["wrong"] <= plain["wrong"]
