@@ -5,8 +5,8 @@
 Reads the real ``byler-d6`` photos with exactly ``--dice`` dice (up to 5) through the shipped
 :class:`dicetower.vision.reader.FrameReader` and times each step by wrapping it: the detector's
 network and its pre/post-processing (``locate``), cutting the crops, their grey planes, building
-the blob, the reader network's first and extra looks, the per-die decisions, the unfamiliar-die check, the colour names
-and the read faces' centres (``vision.faces.topface``). The wrapped
+the blob, the reader network's first and extra looks, the per-die decisions, the unfamiliar-die
+check, the colour names and the read faces' centres (``vision.faces.topface``). The wrapped
 call is the product's own code; only the timers are added, so the sum is a little above the
 plain read (the total line is timed without wrappers first). Use it next to ``bench/vision.py``
 to see what a change moved, on the same machine phase: run it on both commits in one sitting.

@@ -32,6 +32,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from ..errors import VisionError
@@ -99,7 +100,9 @@ class Familiarity:
         """Each row's cosine distance to its ``k``-th nearest training die, ``(N,)``."""
         if not len(features):
             return np.zeros(0, np.float32)
-        sim = unit_rows(features) @ self.bank.T
+        # cv2.gemm, not numpy's matmul: numpy hands even this small product to its BLAS threads,
+        # which on a busy machine wait for cores (25 dice: 32 ms against 0.1 ms measured here).
+        sim = cv2.gemm(unit_rows(features), self.bank, 1.0, None, 0.0, flags=cv2.GEMM_2_T)
         k = min(self.k, sim.shape[1])
         return 1.0 - np.partition(sim, sim.shape[1] - k, axis=1)[:, sim.shape[1] - k]
 
