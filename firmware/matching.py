@@ -160,7 +160,7 @@ def reading_problem(
     dice = reading.dice
     unreadable = [d for d in dice if d.status is not ReadStatus.READ or d.face is None]
     if unreadable:
-        why = ", ".join(sorted({(d.reason.value if d.reason else "unreadable") for d in unreadable}))
+        why = ", ".join(sorted({(d.reason.text if d.reason else "unreadable") for d in unreadable}))
         return FailureReason.UNREADABLE, f"{len(unreadable)} unreadable ({why})"
     found = role_dice(dice, tray)
     for role in sorted(roles_now):

@@ -76,7 +76,7 @@ def format_reading(reading: Reading) -> str:
         if d.status is ReadStatus.READ:
             what = f"{d.kind} {d.face}"
         else:
-            what = f"{d.kind} unreadable ({d.reason.value if d.reason else '?'})"
+            what = f"{d.kind} unreadable ({d.reason.text if d.reason else '?'})"
         colour = f" {d.colour}" if d.colour else ""
         lines.append(f"  {what:<28} at {x},{y} {w}x{h}{colour} confidence {d.confidence:.2f}")
     return "\n".join(lines)

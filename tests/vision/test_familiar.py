@@ -243,3 +243,15 @@ def test_familiar_dice_are_kept(capsys: pytest.CaptureFixture) -> None:
     assert checked["dice"] >= 100 and 0 <= lost <= 2
     assert checked["rejected_by_reason"].get("unfamiliar", 0) <= 2
     assert checked["wrong"] <= plain["wrong"]
+
+
+def test_read_shows_the_remedy() -> None:
+    from dicetower.firmware.cli.read import format_reading
+    from dicetower.vision.reading import DieReading, Reading, ReadStatus
+
+    die = DieReading(
+        (10.0, 10.0, 40.0, 40.0), status=ReadStatus.UNREADABLE, reason=UnreadableReason.UNFAMILIAR
+    )
+    text = format_reading(Reading(dice=(die,), width=100, height=100))
+    assert "d6 unreadable (unfamiliar die: teach it)" in text
+    assert die.to_json()["reason"] == "unfamiliar"  # the API and the log keep the value
