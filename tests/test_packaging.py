@@ -25,6 +25,7 @@ SHIPPED_MODELS = frozenset(
     {
         "dicetower/vision/models/d6_reader.onnx",
         "dicetower/vision/models/d6_reader.json",
+        "dicetower/vision/models/d6_familiar.npz",
         "dicetower/vision/models/detector.onnx",
         "dicetower/vision/models/detector.json",
         "dicetower/vision/models/numeral_reader.onnx",
