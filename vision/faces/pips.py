@@ -457,17 +457,20 @@ class D6Reader:
 
     @contextmanager
     def thresholds_at_zero(self) -> Iterator[None]:
-        """Every face taken at any probability, whatever the view, until the block ends.
+        """Every face taken at any probability, whatever the view and however unfamiliar the die,
+        until the block ends.
 
         Why: calibration and ``d6.compare --zero-thresholds`` need each die's most likely
-        class; the card's thresholds are put back even when reading fails.
+        class (``dicetower calibrate`` fits thresholds on the owner's own dice, which may well be
+        unfamiliar); the card's thresholds and the check are put back even when reading fails.
         """
-        saved = self.thresholds, self.view_thresholds
+        saved = self.thresholds, self.view_thresholds, self.check_familiar
         self.thresholds, self.view_thresholds = dict.fromkeys(range(1, 7), 0.0), {}
+        self.check_familiar = False
         try:
             yield
         finally:
-            self.thresholds, self.view_thresholds = saved
+            self.thresholds, self.view_thresholds, self.check_familiar = saved
 
     def decide(
         self, probs: np.ndarray, crop: np.ndarray, thresholds: dict[int, float] | None = None
