@@ -16,6 +16,9 @@ Two scores, each with its own threshold; a die over either is unfamiliar:
 - **energy** (Liu et al. 2020): ``-logsumexp`` of the temperature-scaled logits. Low for a crop
   the network answers strongly, high for one it answers weakly in every class.
 
+In a frame seen from straight above, a die read with a face is also read turned a quarter
+(:func:`turned_disagrees`): a die read as two faces is unfamiliar too.
+
 Measured on networks trained without one set and read on that set (docs/vision.md,
 "Unfamiliar dice"), the two catch more wrong reads together than either alone, and more than
 a Mahalanobis distance to per-face means (which caught none). The statistics
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +50,7 @@ __all__ = [
     "FamiliarityError",
     "energies",
     "load_familiarity",
+    "turned_disagrees",
     "unit_rows",
 ]
 
@@ -75,6 +80,23 @@ def energies(scaled_logits: np.ndarray) -> np.ndarray:
     z = np.asarray(scaled_logits, np.float64)
     top = z.max(axis=1)
     return -(top + np.log(np.exp(z - top[:, None]).sum(axis=1)))
+
+
+def turned_disagrees(
+    forward: Callable[[np.ndarray], np.ndarray], blob: np.ndarray, faces: Sequence[int]
+) -> np.ndarray:
+    """True where the crop turned a quarter reads as another face than ``faces`` (``(N,)``).
+
+    For a frame seen from straight above (:class:`~dicetower.vision.view.View` ``top_down``) a
+    die turned a quarter is the same face, and the reader is trained on every turn of such
+    dice, so two answers are one die's answer twice. Turning the finished blob is exact (its
+    standardisation does not depend on orientation). ``forward`` maps a blob to logits.
+    """
+    if not len(faces):
+        return np.zeros(0, bool)
+    turned = np.ascontiguousarray(np.rot90(blob, 1, axes=(2, 3)))
+    logits = np.asarray(forward(turned), np.float32).reshape(len(faces), -1)
+    return np.asarray(logits[:, 1:].argmax(axis=1) + 1 != np.asarray(faces))
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from ..files import read_bounded
 from ..models import shipped_dir
 from ..reading import UnreadableReason
 from ..view import TOP_DOWN_TILT, View
-from .familiar import Familiarity, FamiliarityError, load_familiarity
+from .familiar import Familiarity, FamiliarityError, load_familiarity, turned_disagrees
 
 __all__ = [
     "CHANNELS",
@@ -511,6 +511,13 @@ class D6Reader:
             return reads
         # Only a die read with a face is judged: an unsure one keeps the reason it is unsure.
         far = self.familiar.unfamiliar(features, scaled)
+        if view is View.TOP_DOWN:  # seen from above, a quarter turn must read the same face
+            idx = [i for i, r in enumerate(reads) if r.face and not far[i]]
+            for start in range(0, len(idx), MAX_BATCH):
+                part = idx[start : start + MAX_BATCH]
+                blob = to_blob([crops[i] for i in part], None if greys is None else greys[part])
+                faces = [int(reads[i].face or 0) for i in part]
+                far[part] |= turned_disagrees(self._forward_again, blob, faces)
         return [
             FaceRead(None, r.confidence, UnreadableReason.UNFAMILIAR, r.probs) if far[i] and r.face else r
             for i, r in enumerate(reads)
