@@ -19,6 +19,7 @@ from dicetower.vision.faces.familiar import (
     FamiliarityError,
     energies,
     load_familiarity,
+    turned_disagrees,
     unit_rows,
 )
 from dicetower.vision.faces.pips import D6Reader
@@ -127,6 +128,41 @@ def test_scores_are_the_kth_nearest_cosine_distance_and_the_energy() -> None:
     assert nearest.knn_distances(odd)[0] > 0.2 and nearest.unfamiliar(odd, strong).all()
     weak = np.zeros((1, 7))  # every class alike: energy -log 7 > -2
     assert nearest.unfamiliar(near, weak).all()
+
+
+def test_a_quarter_turn_that_reads_another_face_disagrees() -> None:
+    # A stand-in network that answers by the blob's orientation: face 2 for a crop whose top
+    # half is bright, face 3 otherwise; a quarter turn moves the bright half to the left.
+    def forward(blob: np.ndarray) -> np.ndarray:
+        top = blob[:, 0, :24].mean(axis=(1, 2)) > blob[:, 0, 24:].mean(axis=(1, 2))
+        logits = np.zeros((len(blob), 7), np.float32)
+        logits[np.arange(len(blob)), np.where(top, 2, 3)] = 5.0
+        return logits
+
+    blob = np.zeros((2, 4, 48, 48), np.float32)
+    blob[0, :, :24] = 1.0  # bright top: face 2, turned: face 3
+    blob[1] = 1.0  # even: face 3 either way
+    assert turned_disagrees(forward, blob, [2, 3]).tolist() == [True, False]
+    assert turned_disagrees(forward, blob[:0], []).tolist() == []
+
+
+def test_rendered_trays_stay_familiar(reader: D6Reader) -> None:
+    # The simulated tower's dice (rendered, seen from above) are the network's training dice:
+    # the check must not make the sim tower throw again for them.
+    from dicetower.vision.synth import render_scene
+    from dicetower.vision.view import View
+
+    crops, faces = [], []
+    for seed in range(30):
+        frame, _reference, labels = render_scene(seed, 5)
+        for label in labels:
+            if label.box is not None and not label.cocked:
+                crops.append(reader.crops(frame, [label.box])[0])
+                faces.append(label.face)
+    reads = reader.read_crops(crops, view=View.TOP_DOWN)
+    unfamiliar = sum(r.reason is UnreadableReason.UNFAMILIAR for r in reads)
+    assert len(reads) >= 120 and unfamiliar <= 0.01 * len(reads)
+    assert all(r.face in (None, f) for r, f in zip(reads, faces, strict=True))
 
 
 def test_the_bank_is_a_seeded_sample_of_unit_rows() -> None:
