@@ -20,12 +20,13 @@ In a frame seen from straight above, a die read with a face is also read turned 
 (:func:`turned_disagrees`): a die read as two faces is unfamiliar too.
 
 Measured on networks trained without one set and read on that set (docs/vision.md,
-"Unfamiliar dice"), the two catch more wrong reads together than either alone, and more than
-a Mahalanobis distance to per-face means (which caught none). The statistics
-(:data:`FAMILIAR_FILE`, about 200 KB) and both thresholds come from
-:mod:`dicetower.vision.training.d6.familiar`: the sample from the train split, the thresholds
-from the validation split of the sets the network trained on. The check costs one extra
-network output and a ``(N, D) x (D, B)`` product per frame.
+"Unfamiliar dice"), the quarter turn removes most of the wrong reads the check removes; the two
+scores catch more together than either alone, and more than a Mahalanobis distance to per-face
+means (which caught none). The statistics (:data:`FAMILIAR_FILE`, about 150 KB) and both
+thresholds come from :mod:`dicetower.vision.training.d6.familiar`: the sample from the train
+split, the thresholds from the validation split of the sets the network trained on. The check
+costs one extra network output and a ``(N, D) x (D, B)`` product per frame, and in a top-down
+frame one more network pass over the dice read with a face.
 """
 
 from __future__ import annotations
