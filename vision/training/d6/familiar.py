@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--familiar-cost",
         type=float,
-        default=0.02,
+        default=0.002,
         help="share of the val dice read with a face the check may call unfamiliar (default %(default)s)",
     )
     ap.add_argument(
