@@ -158,11 +158,14 @@ def fit(env: dict[str, str], folder: Path, out: Path, *, stages: bool = False) -
             seconds = seconds * 60 + float(part)
     if done.returncode != 0:
         print(done.stderr[-2000:], file=sys.stderr)
+    peak_mb = round(int(rss.group(1)) / 1024) if rss else -1
     for line in done.stderr.splitlines():
         if line.startswith("stage "):
             print(f"  {line}")
+            # the probe resets the high-water mark at each stage, which time -v reads at exit
+            peak_mb = max(peak_mb, int(re.search(r"peak (\d+) MB", line).group(1)))  # type: ignore[union-attr]
     return {
-        "rss_mb": round(int(rss.group(1)) / 1024) if rss else -1,
+        "rss_mb": peak_mb,
         "seconds": round(seconds),
         "rc": done.returncode,
     }

@@ -75,7 +75,7 @@ def test_telling_turns_sampled_alone_are_those_of_every_turn(cache: tuple[Sample
     assert np.allclose(alone.features, full.features[:: TELL_TURN // WHOLE_TURN], rtol=2e-3, atol=1e-3)
 
 
-def test_the_upright_search_reads_six_turns_and_lands_within_fifteen_degrees() -> None:
+def test_the_upright_search_reads_eight_turns_and_lands_within_fifteen_degrees() -> None:
     for true in range(0, 360, 7):
         read: list[float] = []
 

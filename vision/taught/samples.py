@@ -46,7 +46,7 @@ __all__ = [
 WHOLE_TURN = 30
 #: Turns a glyph die's middle is read at first (evenly spaced); then the turns :data:`FINE_TURN`
 #: degrees either side of the one whose numeral reads most upright.
-COARSE_TURNS = 4
+COARSE_TURNS = 6
 #: Degrees between the turn a coarse search found and the turns read beside it.
 FINE_TURN = 30.0
 #: Degrees between the turns a fitted crop is read at to tell the dice apart (a multiple of WHOLE_TURN).
@@ -72,10 +72,12 @@ def upright_read(
     ``rows_at(angles)`` reads the die's middle at each angle (degrees, ccw), one row each;
     ``upright(rows)`` says how upright each row's numeral reads (the general network's surest
     numeral of the die's kind). Why coarse first: each turn read is one pass of the network,
-    most of a read's time on a Pi. :data:`COARSE_TURNS` turns find the quarter the numeral
-    stands in (a numeral still reads, less surely, up to 45 degrees off upright), and the turns
-    :data:`FINE_TURN` either side of the surest of them place it within 15 degrees, as a search
-    of every 30 degrees would: 6 passes instead of 12. Ties go to the earlier turn.
+    most of a read's time on a Pi. :data:`COARSE_TURNS` turns find the sixth of a circle the
+    numeral stands in (a numeral still reads, less surely, up to 30 degrees off upright), and
+    the turns :data:`FINE_TURN` either side of the surest of them place it within 15 degrees, as
+    a search of every 30 degrees would: 8 passes instead of 12. Ties go to the earlier turn.
+    (Four coarse turns, 45 degrees apart at worst, found too few: on a 700-roll simulated
+    tower's 211 held-back d20s, 156 right and 6 wrong, where every 30 degrees read 185 and 0.)
     """
     coarse = np.arange(COARSE_TURNS) * (360.0 / COARSE_TURNS)
     rows = rows_at(coarse)
