@@ -52,6 +52,7 @@ from .heldback import (
     write_held_back,
 )
 from .located import InputForm, Locate, locate_examples
+from .memory import return_freed_memory
 from .model import TaughtModel
 from .onnxfile import write_taught_network
 from .photo_checks import check_tray, checked_photos
@@ -368,10 +369,12 @@ def _fit_model(
         log(f"fitting the {die.id} ({len(die.examples)} crops)")
         fitted.append(_fit_die(die, die_faces[die.id], samples, opts))
         samples.release(die, keep=(IDENTITY_NETWORK,) if len(teaching.dice) > 1 else ())
+        return_freed_memory()
     telling = fit_telling(teaching.dice, die_faces, samples) if len(teaching.dice) > 1 else None
     if telling is not None:
         log(f"telling the dice apart: {telling.figures['right']} of {telling.figures['dice']} held-back dice")
     del samples, photos  # the held-back photos are read again from disk, as eval reads them
+    return_freed_memory()
     answer = _general_answer() if any(needs_answer(f.die.kind) for f in fitted) else None
     out = Path(out)
     staging = out.parent / f".{out.name}.fitting"

@@ -55,7 +55,7 @@ class Head:
 
 
 #: Rows standardised and projected at once (bounds the memory a fit adds to its features).
-CHUNK_ROWS = 2048
+CHUNK_ROWS = 1024
 
 
 @dataclass(frozen=True)
@@ -94,21 +94,29 @@ def project(features: np.ndarray, rank: int = RANK) -> Projection:
     of features); standardising them whole would hold two more copies. The directions are found
     on at most :data:`SVD_ROWS` rows (a seeded random subset).
     """
-    x = np.asarray(features, np.float32)
+    x = np.asarray(features)
+    if x.dtype not in (np.float16, np.float32):
+        x = x.astype(np.float32)
     n = len(x)
-    mean = x.mean(axis=0, dtype=np.float64)
+    mean = x.mean(axis=0, dtype=np.float64).astype(np.float32)
     var = np.zeros(x.shape[1], np.float64)
     for start in range(0, n, CHUNK_ROWS):
-        var += ((x[start : start + CHUNK_ROWS] - mean) ** 2).sum(axis=0)
-    mean = mean.astype(np.float32)
+        d = x[start : start + CHUNK_ROWS].astype(np.float32) - mean
+        var += (d * d).sum(axis=0, dtype=np.float64)
     spread = (np.sqrt(var / max(n, 1)) + 1e-3).astype(np.float32)
     pick = np.arange(n)
     if n > SVD_ROWS:
         pick = np.sort(np.random.default_rng(0).choice(n, SVD_ROWS, replace=False))
-    basis = _directions((x[pick] - mean) / spread, rank)  # (D, r)
+    rows = x[pick].astype(np.float32, copy=False)  # a copy already: standardised in place
+    rows -= mean
+    rows /= spread
+    basis = _directions(rows, rank)  # (D, r)
+    del rows
     z = np.empty((n, basis.shape[1]), np.float32)
     for start in range(0, n, CHUNK_ROWS):
-        z[start : start + CHUNK_ROWS] = ((x[start : start + CHUNK_ROWS] - mean) / spread) @ basis
+        z[start : start + CHUNK_ROWS] = (
+            (x[start : start + CHUNK_ROWS].astype(np.float32) - mean) / spread
+        ) @ basis
     return Projection(mean, spread, basis, z)
 
 
@@ -127,16 +135,19 @@ def fit_head(
 
     ``prior`` is the general network's ``(weights, bias)`` for ``faces`` in raw feature units;
     ``strength`` weighs the correction's squared size against the crops' cross-entropy.
-    ``projection`` is :func:`project` of these ``features`` (made here when not given).
+    ``projection`` is :func:`project` of these ``features`` (made here when not given). Features
+    in float16 stay so: they are converted a chunk at a time.
     """
-    x = np.asarray(features, np.float32)
+    x = np.asarray(features)  # float32, or float16 kept so (converted a chunk at a time)
     index = {f: i for i, f in enumerate(faces)}
     y = np.array([index[int(v)] for v in labels], np.int64)
     w0 = np.asarray(prior[0], np.float32)
     b0 = np.asarray(prior[1], np.float32)
     proj = projection if projection is not None else project(x, rank)
     mean, spread, basis, z = proj.mean, proj.spread, proj.basis, proj.z
-    base = x @ w0.T + b0  # the prior's logits, fixed
+    base = np.empty((len(x), len(faces)), np.float32)  # the prior's logits, fixed
+    for start in range(0, len(x), CHUNK_ROWS):
+        base[start : start + CHUNK_ROWS] = x[start : start + CHUNK_ROWS].astype(np.float32) @ w0.T + b0
     dw = np.zeros((len(faces), z.shape[1]), np.float32)
     db = np.zeros(len(faces), np.float32)
     onehot = np.zeros((len(y), len(faces)), np.float32)

@@ -67,9 +67,7 @@ def fit_telling(dice: list[TaughtDie], faces: dict[str, tuple[int, ...]], sample
         hy.append(np.full(len(held.features), i))
     classes = tuple(range(len(dice)))
     zero = (np.zeros((len(dice), xs[0].shape[1]), np.float32), np.zeros(len(dice), np.float32))
-    x = np.concatenate(xs, dtype=np.float32)  # the cache keeps them in half precision
-    del xs
-    head = fit_head(x, np.concatenate(ys), classes, zero, strength=STRENGTH)
+    head = fit_head(np.concatenate(xs), np.concatenate(ys), classes, zero, strength=STRENGTH)  # float16
     held_x, held_y = np.vstack(hx), np.concatenate(hy)
     pred = head.probabilities(held_x).argmax(axis=1)
     right = int((pred == held_y).sum())
