@@ -7,14 +7,7 @@ import pytest
 from dicetower.vision.taught.features import NETWORKS, Backbone, Network
 from dicetower.vision.taught.head import CHUNK_ROWS, fit_head, project
 from dicetower.vision.taught.photo_store import PhotoStore
-from dicetower.vision.taught.samples import (
-    COARSE_TURNS,
-    FINE_TURN,
-    TELL_TURN,
-    WHOLE_TURN,
-    SampleCache,
-    upright_read,
-)
+from dicetower.vision.taught.samples import TELL_TURN, WHOLE_TURN, SampleCache
 from dicetower.vision.taught.teaching import held_back_line, read_teaching_set, split_at
 from teach_helpers import sim_folder
 
@@ -73,19 +66,3 @@ def test_telling_turns_sampled_alone_are_those_of_every_turn(cache: tuple[Sample
     alone = samples.telling(d6, d6.faces, Network.NUMERALS)  # never sampled at every turn
     full = samples.get(d6, d6.faces, Network.NUMERALS, fitted=True)
     assert np.allclose(alone.features, full.features[:: TELL_TURN // WHOLE_TURN], rtol=2e-3, atol=1e-3)
-
-
-def test_the_upright_search_reads_eight_turns_and_lands_within_fifteen_degrees() -> None:
-    for true in range(0, 360, 7):
-        read: list[float] = []
-
-        def rows_at(angles: np.ndarray, read: list[float] = read) -> np.ndarray:
-            read.extend(angles.tolist())
-            return angles[:, None].astype(np.float64)
-
-        def upright(rows: np.ndarray, true: float = true) -> np.ndarray:
-            return np.cos(np.radians(rows[:, 0] - true))  # surest where the numeral stands upright
-
-        row, angle = upright_read(rows_at, upright)
-        assert len(read) == COARSE_TURNS + 2 and row[0] == angle
-        assert abs((angle - true + 180) % 360 - 180) <= FINE_TURN / 2

@@ -44,6 +44,7 @@ from ..models import shipped_dir
 __all__ = [
     "MAX_BATCH",
     "NETWORKS",
+    "READ_TURNS",
     "TURN_STEP",
     "Backbone",
     "Network",
@@ -60,6 +61,8 @@ __all__ = [
 MAX_BATCH = 64
 #: Degrees between the turns a fitted crop is read at (numerals and pips), or searched at (glyphs).
 TURN_STEP = 15
+#: Turns a glyph die is read at: the head is fitted up to half a step off upright either way.
+READ_TURNS = 12
 
 
 class TaughtModelError(VisionError, RuntimeError):

@@ -45,9 +45,9 @@ from .card import (
     check_card_digest,
     network_file,
 )
-from .features import Network, TaughtModelError, blob_for, network_crops
+from .features import Network, TaughtModelError, blob_for, network_crops, upright_turns
 from .head import softmax
-from .samples import upright_read
+from .samples import read_turns
 
 __all__ = [
     "CARD",
@@ -226,25 +226,17 @@ class TaughtModel:
     ) -> np.ndarray:
         """The die's face probabilities at ``box`` in ``frame``, read as it was taught (:mod:`.samples`).
 
-        A glyph die's middle is searched for the turn at which the general rows are surest of one
-        of the kind's numerals (:func:`~.samples.upright_read`); its head answers at that turn.
+        A glyph die's middle is read at :func:`~.samples.read_turns`; the turn at which the
+        general rows are surest of one of the kind's numerals is the one its head answers at.
         """
         if die.network is not Network.GLYPHS:
             logits = self._logits(die.network, network_crops(die.network, frame, box, [0.0]))
             return softmax(logits[:, die.rows[0] : die.rows[1]])[0]
-        network, general_rows = die.network, self._general_rows(die.network)
+        logits = self._logits(die.network, network_crops(die.network, frame, box, read_turns()))
+        general = softmax(logits[:, : self._general_rows(die.network)])
         columns = self._glyph_columns(die)
-
-        def rows_at(angles: np.ndarray) -> np.ndarray:
-            return self._logits(network, network_crops(network, frame, box, angles))
-
-        if not columns:
-            row = rows_at(np.zeros(1))[0]
-        else:
-            row, _angle = upright_read(
-                rows_at, lambda z: softmax(z[:, :general_rows])[:, columns].max(axis=1)
-            )
-        return softmax(row[None, die.rows[0] : die.rows[1]])[0]
+        k = upright_turns(general, columns) if columns else 0
+        return softmax(logits[k : k + 1, die.rows[0] : die.rows[1]])[0]
 
     def identities(self, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]) -> np.ndarray:
         """``(N, dice)`` probabilities that the die at each box is each taught die (``self.dice``'s order).

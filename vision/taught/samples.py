@@ -6,9 +6,9 @@ What the head is fitted on must be what it reads later, turned every way a die l
   reading takes it, once, at the turn it landed;
 - glyphs: each crop's middle searched every :data:`~.features.TURN_STEP` degrees for the turn at
   which the general network is surest of one of the kind's numerals (:func:`~.features.upright_turns`);
-  a fitted crop gives that turn and the turns beside it, since reading (:func:`upright_read`)
-  searches coarser and lands up to half of :data:`FINE_TURN` off; a held-back crop is read
-  exactly as reading reads it.
+  a fitted crop gives that turn and the turns beside it, since reading searches only every
+  :data:`~.features.READ_TURNS`-th of a circle and lands up to half a step off; a held-back crop
+  is read exactly as reading reads it.
 
 Telling the dice apart (:mod:`.telling`) needs fewer turns of each fitted crop (every
 :data:`TELL_TURN` degrees): once a die's own heads are fitted, :meth:`SampleCache.release` keeps only
@@ -19,7 +19,7 @@ the telling head is fitted, they were most of the fit's memory.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,28 +27,13 @@ from typing import Any
 import numpy as np
 
 from ..faces.pips import crop_die
-from .features import TURN_STEP, Backbone, Network, network_crops, upright_turns
+from .features import READ_TURNS, TURN_STEP, Backbone, Network, network_crops, upright_turns
 from .teaching import Example, TaughtDie, split_at
 
-__all__ = [
-    "COARSE_TURNS",
-    "FINE_TURN",
-    "TELL_TURN",
-    "WHOLE_TURN",
-    "Sample",
-    "SampleCache",
-    "example_box",
-    "sample",
-    "upright_read",
-]
+__all__ = ["TELL_TURN", "WHOLE_TURN", "Sample", "SampleCache", "example_box", "read_turns", "sample"]
 
 #: Degrees between the turns a fitted crop of the whole die is read at.
 WHOLE_TURN = 30
-#: Turns a glyph die's middle is read at first (evenly spaced); then the turns :data:`FINE_TURN`
-#: degrees either side of the one whose numeral reads most upright.
-COARSE_TURNS = 6
-#: Degrees between the turn a coarse search found and the turns read beside it.
-FINE_TURN = 30.0
 #: Degrees between the turns a fitted crop is read at to tell the dice apart (a multiple of WHOLE_TURN).
 TELL_TURN = 90
 
@@ -64,31 +49,9 @@ class Sample:
     examples: int  #: examples that could be read
 
 
-def upright_read(
-    rows_at: Callable[[np.ndarray], np.ndarray], upright: Callable[[np.ndarray], np.ndarray]
-) -> tuple[np.ndarray, float]:
-    """A glyph die's row (features or logits) at the turn its numeral reads most upright, and that turn.
-
-    ``rows_at(angles)`` reads the die's middle at each angle (degrees, ccw), one row each;
-    ``upright(rows)`` says how upright each row's numeral reads (the general network's surest
-    numeral of the die's kind). Why coarse first: each turn read is one pass of the network,
-    most of a read's time on a Pi. :data:`COARSE_TURNS` turns find the sixth of a circle the
-    numeral stands in (a numeral still reads, less surely, up to 30 degrees off upright), and
-    the turns :data:`FINE_TURN` either side of the surest of them place it within 15 degrees, as
-    a search of every 30 degrees would: 8 passes instead of 12. Ties go to the earlier turn.
-    (Four coarse turns, 45 degrees apart at worst, found too few: on a 700-roll simulated
-    tower's 211 held-back d20s, 156 right and 6 wrong, where every 30 degrees read 185 and 0.)
-    """
-    coarse = np.arange(COARSE_TURNS) * (360.0 / COARSE_TURNS)
-    rows = rows_at(coarse)
-    sure = upright(rows)
-    k = int(np.argmax(sure))
-    fine = (coarse[k] + np.array([-FINE_TURN, FINE_TURN])) % 360.0
-    more = rows_at(fine)
-    angles = np.concatenate([coarse, fine])
-    j = int(np.argmax(np.concatenate([sure, upright(more)])))
-    row = rows[j] if j < len(rows) else more[j - len(rows)]
-    return row, float(angles[j])
+def read_turns() -> np.ndarray:
+    """The turns (degrees) a glyph die is read at."""
+    return np.arange(READ_TURNS) * (360.0 / READ_TURNS)
 
 
 def example_box(example: Example, frame: np.ndarray, scale: float) -> tuple[float, float, float, float]:
@@ -98,20 +61,6 @@ def example_box(example: Example, frame: np.ndarray, scale: float) -> tuple[floa
         return (0.0, 0.0, float(w), float(h))
     x, y, bw, bh = (v * scale for v in example.box)
     return (x, y, bw, bh)
-
-
-def _held_back_glyph_row(
-    net: Backbone, frame: np.ndarray, box: tuple[float, float, float, float], columns: list[int]
-) -> np.ndarray:
-    """A held-back glyph die's features as reading takes them (:func:`upright_read`)."""
-
-    def rows_at(angles: np.ndarray) -> np.ndarray:
-        return net.features(network_crops(Network.GLYPHS, frame, box, angles))
-
-    if not columns:
-        return rows_at(np.zeros(1))[0]
-    row, _angle = upright_read(rows_at, lambda f: net.general(f)[:, columns].max(axis=1))
-    return row
 
 
 def sample(
@@ -144,15 +93,11 @@ def sample(
         count += 1
         crops.append(crop_die(frame, box, size=64))
         sides.append(max(box[2], box[3]) / max(scale, 1e-6))
-        if network is Network.GLYPHS and not fitted:
-            row = _held_back_glyph_row(net, frame, box, columns)
-            rows.append(row[None])
-            labels.append(e.face)
-        elif network is Network.GLYPHS:
-            angles = np.arange(0, 360, TURN_STEP, dtype=np.float64)
+        if network is Network.GLYPHS:
+            angles = np.arange(0, 360, TURN_STEP, dtype=np.float64) if fitted else read_turns()
             feats = net.features(network_crops(network, frame, box, angles))
             k = upright_turns(net.general(feats), columns) if columns else 0
-            picked = [(k - 1) % len(angles), k, (k + 1) % len(angles)]
+            picked = [(k - 1) % len(angles), k, (k + 1) % len(angles)] if fitted else [k]
             rows.append(feats[picked])
             labels.extend([e.face] * len(picked))
         else:
