@@ -3,8 +3,9 @@
 The folder is N rolls of the tray ``bench/teach.py`` teaches (a blue d20, a white d10, a red
 d10t, two white d6), rendered at the tower camera's 640 x 480 and labelled with the truth
 (boxes, faces, colours), as a teach folder is once named. Each side runs the fit in its own
-process under ``/usr/bin/time -v``: its peak resident memory and its wall time, one after the
-other on the same folder (the machine's load is printed beside them).
+process under ``/usr/bin/time -v``: its peak resident memory, its wall time and its CPU time (which
+depends less on what else the machine runs), one after the other on the same folder (the machine's
+load is printed beside them).
 
 ``--stages`` also prints, for each stage of the fit (the functions :data:`STAGES` names in
 ``dicetower.vision.taught.fit``), its calls, seconds and peak resident memory (the kernel's
@@ -152,6 +153,7 @@ def fit(env: dict[str, str], folder: Path, out: Path, *, stages: bool = False) -
     )
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)", done.stderr)
+    cpu = sum(float(m) for m in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", done.stderr))
     seconds = 0.0
     if wall:
         for part in wall.group(1).split(":"):
@@ -167,6 +169,7 @@ def fit(env: dict[str, str], folder: Path, out: Path, *, stages: bool = False) -
     return {
         "rss_mb": peak_mb,
         "seconds": round(seconds),
+        "cpu_seconds": round(cpu),
         "rc": done.returncode,
     }
 
@@ -186,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
             load = os.getloadavg()[0]
             got = fit(checkout.env(), folder, a.work / f"model-{rev or 'this'}", stages=a.stages)
         print(
-            f"{name}: {a.rolls} rolls, peak RSS {got['rss_mb']} MB, {got['seconds']} s,"
+            f"{name}: {a.rolls} rolls, peak RSS {got['rss_mb']} MB, {got['seconds']} s"
+            f" ({got['cpu_seconds']} s of CPU, user and system),"
             f" load {load:.1f} at start, rc {got['rc']}"
         )
     return 0
