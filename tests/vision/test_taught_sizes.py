@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes.util
+from pathlib import Path
+
 import numpy as np
 import pytest
 from dicetower.vision.taught.features import NETWORKS, Backbone, Network
 from dicetower.vision.taught.head import CHUNK_ROWS, fit_head, project
+from dicetower.vision.taught.memory import return_freed_memory
 from dicetower.vision.taught.photo_store import PhotoStore
 from dicetower.vision.taught.samples import TELL_TURN, WHOLE_TURN, SampleCache
 from dicetower.vision.taught.teaching import held_back_line, read_teaching_set, split_at
@@ -66,3 +70,21 @@ def test_telling_turns_sampled_alone_are_those_of_every_turn(cache: tuple[Sample
     alone = samples.telling(d6, d6.faces, Network.NUMERALS)  # never sampled at every turn
     full = samples.get(d6, d6.faces, Network.NUMERALS, fitted=True)
     assert np.allclose(alone.features, full.features[:: TELL_TURN // WHOLE_TURN], rtol=2e-3, atol=1e-3)
+
+
+def _resident_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        return next(int(line.split()[1]) / 1024 for line in fh if line.startswith("VmRSS:"))
+
+
+def test_freed_heap_memory_is_handed_back() -> None:
+    if not Path("/proc/self/status").is_file() or ctypes.util.find_library("c") is None:
+        pytest.skip("needs Linux's /proc and a C library")
+    big = np.ones(16 << 20, np.uint8)  # freeing a mapped array (under 32 MB) raises glibc's mapping threshold
+    del big
+    arrays = [np.ones(300_000, np.uint8) for _ in range(600)]  # ~180 MB of mid-sized arrays, on the heap
+    arrays = arrays[-1:]  # the last kept: the heap cannot shrink from its top, only trim its middle
+    held = _resident_mb()
+    return_freed_memory()
+    assert held - _resident_mb() > 100, (held, _resident_mb())
+    del arrays
