@@ -4,7 +4,10 @@ For each photo of FOLDER (a labelled folder, e.g. one ``dicetower record`` wrote
 labelled die is read at its box by its taught die's reader (``TaughtModel.read``, which is what
 reading a taught die costs once it is located), and the same boxes by the general readers a
 tower would use for those kinds: the pip reader for a d6, the numeral network and the
-upright-numeral reader for the others. Median ms per die, by kind; one thread.
+upright-numeral reader for the others. Median ms per die, by kind and by the network its taught
+die reads with (a numeral die's is chosen by its fit: the numeral network reads the whole die
+once, the upright-numeral network searches the turns); one thread. ``--previous REV`` then runs
+the same command with an earlier commit's code on the same model and photos, one after the other.
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/taught_speed.py runs/bench-teach/model runs/bench-teach/read
 """
@@ -12,10 +15,15 @@ upright-numeral reader for the others. Median ms per die, by kind; one thread.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,17 +39,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("model", type=Path)
     ap.add_argument("folder", type=Path)
     ap.add_argument("--photos", type=int, default=40)
+    ap.add_argument("--previous", metavar="REV", help="an earlier commit's code, run after this tree's")
     a = ap.parse_args(argv)
     cv2.setNumThreads(1)
     model = TaughtModel(a.model)
     pips, numerals, glyphs = D6Reader(), NumeralReader(), GlyphReader()
-    taught_ms: dict[str, list[float]] = defaultdict(list)
-    general_ms: dict[str, list[float]] = defaultdict(list)
+    taught_ms: dict[tuple[str, str], list[float]] = defaultdict(list)
+    general_ms: dict[tuple[str, str], list[float]] = defaultdict(list)
     for entry in list(read_manifest(a.folder))[: a.photos]:
         frame = load_image(entry.image)
+        height, width = frame.shape[:2]
         for d in entry.dice:
-            if d.box is None:
-                continue
+            # a die without a box (a photo of one die, as rsandrini-d20's) is read at the whole photo:
+            # what a read costs does not depend on where its box lies
+            box = d.box if d.box is not None else (0.0, 0.0, float(width), float(height))
             taught = next(
                 (t for t in model.dice if t.kind == d.die and (not t.colour or t.colour == d.colour)), None
             )
@@ -49,21 +60,30 @@ def main(argv: list[str] | None = None) -> int:
                 taught = next((t for t in model.dice if t.kind == d.die), None)
             if taught is None:
                 continue
+            key = (d.die, str(taught.network))
             t0 = time.perf_counter()
-            model.read(taught, frame, [d.box])
-            taught_ms[d.die].append((time.perf_counter() - t0) * 1000)
+            model.read(taught, frame, [box])
+            taught_ms[key].append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             if d.die == "d6":
-                pips.read_crops(pips.crops(frame, [d.box]))
+                pips.read_crops(pips.crops(frame, [box]))
             else:
-                read = numerals.read_crops(numerals.crops(frame, [d.box]))
-                glyphs.read(frame, [d.box], [read[0].kind or d.die])
-            general_ms[d.die].append((time.perf_counter() - t0) * 1000)
-    print("| kind | dice | taught reader, ms/die | general reader, ms/die (baseline) |")
-    print("|---|---:|---:|---:|")
-    for kind in sorted(taught_ms):
-        t, g = statistics.median(taught_ms[kind]), statistics.median(general_ms[kind])
-        print(f"| {kind} | {len(taught_ms[kind])} | {t:.2f} | {g:.2f} |")
+                read = numerals.read_crops(numerals.crops(frame, [box]))
+                glyphs.read(frame, [box], [read[0].kind or d.die])
+            general_ms[key].append((time.perf_counter() - t0) * 1000)
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    print("| kind | taught network | dice | taught reader, ms/die | general reader, ms/die (baseline) |")
+    print("|---|---|---:|---:|---:|")
+    for key in sorted(taught_ms):
+        t, g = statistics.median(taught_ms[key]), statistics.median(general_ms[key])
+        print(f"| {key[0]} | {key[1]} | {len(taught_ms[key])} | {t:.2f} | {g:.2f} |")
+    if a.previous:
+        from previous_version import Checkout
+
+        with Checkout(a.previous) as checkout:
+            print(f"previous {a.previous}:", flush=True)
+            args = [str(a.model), str(a.folder), "--photos", str(a.photos)]
+            subprocess.run([sys.executable, __file__, *args], env=checkout.env(), check=True)
     return 0
 
 

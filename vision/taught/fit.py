@@ -42,7 +42,7 @@ from .body import learn_body
 from .card import CARD, SCHEMA, TaughtDieCard, network_file, seal_card
 from .fallback import GeneralAnswer, needs_answer
 from .features import NETWORKS, Backbone, Network, TaughtModelError, networks_for
-from .head import Head, fit_head
+from .head import Head, fit_head, project
 from .heldback import (
     HELD_BACK_DIR,
     MIN_THRESHOLD,
@@ -52,6 +52,7 @@ from .heldback import (
     write_held_back,
 )
 from .located import InputForm, Locate, locate_examples
+from .memory import return_freed_memory
 from .model import TaughtModel
 from .onnxfile import write_taught_network
 from .photo_checks import check_tray, checked_photos
@@ -165,8 +166,9 @@ def _fit_die(
         if fit.examples == 0 or held.examples == 0:
             raise FitError(f"teach more rolls of the {die.id}: too few photos to fit and to hold back")
         prior = net.prior(die.kind, faces)
+        projection = project(fit.features)  # one projection serves every strength
         for strength in STRENGTHS:
-            head = fit_head(fit.features, fit.labels, faces, prior, strength=strength)
+            head = fit_head(fit.features, fit.labels, faces, prior, strength=strength, projection=projection)
             right, thr = _held_back_right(head, held)
             # ties go to the earlier network and the stronger pull (nearer the general answer)
             if best is None or right > best[0] or (right == best[0] and network is best[1]):
@@ -366,10 +368,13 @@ def _fit_model(
     for die in teaching.dice:
         log(f"fitting the {die.id} ({len(die.examples)} crops)")
         fitted.append(_fit_die(die, die_faces[die.id], samples, opts))
+        samples.release(die, keep=(IDENTITY_NETWORK,) if len(teaching.dice) > 1 else ())
+        return_freed_memory()
     telling = fit_telling(teaching.dice, die_faces, samples) if len(teaching.dice) > 1 else None
     if telling is not None:
         log(f"telling the dice apart: {telling.figures['right']} of {telling.figures['dice']} held-back dice")
     del samples, photos  # the held-back photos are read again from disk, as eval reads them
+    return_freed_memory()
     answer = _general_answer() if any(needs_answer(f.die.kind) for f in fitted) else None
     out = Path(out)
     staging = out.parent / f".{out.name}.fitting"

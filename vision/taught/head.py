@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["FIT_STEPS", "RANK", "Head", "fit_head", "softmax"]
+__all__ = ["CHUNK_ROWS", "FIT_STEPS", "RANK", "Head", "Projection", "fit_head", "project", "softmax"]
 
 #: Adam steps of one fit (full batch): enough for the loss to settle on a die's few thousand rows.
 FIT_STEPS = 300
@@ -54,16 +54,28 @@ class Head:
         return softmax(features.astype(np.float32) @ self.weights.T + self.bias)
 
 
-def _directions(xs: np.ndarray, rank: int) -> np.ndarray:
-    """``(D, r)`` orthonormal leading principal directions of the rows of ``xs`` (centred).
+#: Rows standardised and projected at once (bounds the memory a fit adds to its features).
+CHUNK_ROWS = 1024
+
+
+@dataclass(frozen=True)
+class Projection:
+    """Features standardised and projected on their leading directions: what every head fitted on
+    the same features shares, so a die's heads at each pull toward the prior reuse one projection."""
+
+    mean: np.ndarray  #: ``(D,)``
+    spread: np.ndarray  #: ``(D,)``, the standard deviation plus a floor
+    basis: np.ndarray  #: ``(D, r)`` orthonormal
+    z: np.ndarray  #: ``(N, r)`` the standardised rows on the basis
+
+
+def _directions(rows: np.ndarray, rank: int) -> np.ndarray:
+    """``(D, r)`` orthonormal leading principal directions of standardised ``rows``.
 
     A randomised SVD (a random sketch, two power steps): the leading directions of a few
     thousand rows of thousands of features in a second, where a full SVD takes a minute.
     """
-    rows = xs
     rng = np.random.default_rng(0)
-    if len(rows) > SVD_ROWS:
-        rows = rows[np.sort(rng.choice(len(rows), SVD_ROWS, replace=False))]
     r = max(1, min(rank, len(rows) - 1, rows.shape[1]))
     k = min(r + 10, min(rows.shape))
     sketch = rows.T @ (rows @ rng.standard_normal((rows.shape[1], k)).astype(np.float32))  # (D, k)
@@ -75,6 +87,39 @@ def _directions(xs: np.ndarray, rank: int) -> np.ndarray:
     return (q @ vt.T[:, :r]).astype(np.float32)
 
 
+def project(features: np.ndarray, rank: int = RANK) -> Projection:
+    """``features`` (``(N, D)``) standardised and projected on their ``rank`` leading directions.
+
+    Why in chunks: a die's features are the fit's largest arrays (thousands of rows of thousands
+    of features); standardising them whole would hold two more copies. The directions are found
+    on at most :data:`SVD_ROWS` rows (a seeded random subset).
+    """
+    x = np.asarray(features)
+    if x.dtype not in (np.float16, np.float32):
+        x = x.astype(np.float32)
+    n = len(x)
+    mean = x.mean(axis=0, dtype=np.float64).astype(np.float32)
+    var = np.zeros(x.shape[1], np.float64)
+    for start in range(0, n, CHUNK_ROWS):
+        d = x[start : start + CHUNK_ROWS].astype(np.float32) - mean
+        var += (d * d).sum(axis=0, dtype=np.float64)
+    spread = (np.sqrt(var / max(n, 1)) + 1e-3).astype(np.float32)
+    pick = np.arange(n)
+    if n > SVD_ROWS:
+        pick = np.sort(np.random.default_rng(0).choice(n, SVD_ROWS, replace=False))
+    rows = x[pick].astype(np.float32, copy=False)  # a copy already: standardised in place
+    rows -= mean
+    rows /= spread
+    basis = _directions(rows, rank)  # (D, r)
+    del rows
+    z = np.empty((n, basis.shape[1]), np.float32)
+    for start in range(0, n, CHUNK_ROWS):
+        z[start : start + CHUNK_ROWS] = (
+            (x[start : start + CHUNK_ROWS].astype(np.float32) - mean) / spread
+        ) @ basis
+    return Projection(mean, spread, basis, z)
+
+
 def fit_head(
     features: np.ndarray,
     labels: np.ndarray,
@@ -84,23 +129,25 @@ def fit_head(
     strength: float = 1e-2,
     steps: int = FIT_STEPS,
     rank: int = RANK,
+    projection: Projection | None = None,
 ) -> Head:
     """The head over ``faces`` that reads ``features`` (``(N, D)``) as ``labels`` (faces, ``(N,)``).
 
     ``prior`` is the general network's ``(weights, bias)`` for ``faces`` in raw feature units;
     ``strength`` weighs the correction's squared size against the crops' cross-entropy.
+    ``projection`` is :func:`project` of these ``features`` (made here when not given). Features
+    in float16 stay so: they are converted a chunk at a time.
     """
-    x = np.asarray(features, np.float32)
+    x = np.asarray(features)  # float32, or float16 kept so (converted a chunk at a time)
     index = {f: i for i, f in enumerate(faces)}
     y = np.array([index[int(v)] for v in labels], np.int64)
     w0 = np.asarray(prior[0], np.float32)
     b0 = np.asarray(prior[1], np.float32)
-    mean = x.mean(axis=0)
-    spread = x.std(axis=0) + 1e-3
-    xs = (x - mean) / spread
-    basis = _directions(xs, rank)  # (D, r)
-    z = xs @ basis  # (N, r)
-    base = x @ w0.T + b0  # the prior's logits, fixed
+    proj = projection if projection is not None else project(x, rank)
+    mean, spread, basis, z = proj.mean, proj.spread, proj.basis, proj.z
+    base = np.empty((len(x), len(faces)), np.float32)  # the prior's logits, fixed
+    for start in range(0, len(x), CHUNK_ROWS):
+        base[start : start + CHUNK_ROWS] = x[start : start + CHUNK_ROWS].astype(np.float32) @ w0.T + b0
     dw = np.zeros((len(faces), z.shape[1]), np.float32)
     db = np.zeros(len(faces), np.float32)
     onehot = np.zeros((len(y), len(faces)), np.float32)

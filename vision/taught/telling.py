@@ -59,7 +59,7 @@ def fit_telling(dice: list[TaughtDie], faces: dict[str, tuple[int, ...]], sample
     """The head that tells ``dice`` apart, and how many held-back dice it told right."""
     xs, ys, hx, hy = [], [], [], []
     for i, die in enumerate(dice):
-        fit = samples.get(die, faces[die.id], IDENTITY_NETWORK, fitted=True)
+        fit = samples.telling(die, faces[die.id], IDENTITY_NETWORK)
         held = samples.get(die, faces[die.id], IDENTITY_NETWORK, fitted=False)
         xs.append(fit.features)
         ys.append(np.full(len(fit.features), i))
@@ -67,7 +67,7 @@ def fit_telling(dice: list[TaughtDie], faces: dict[str, tuple[int, ...]], sample
         hy.append(np.full(len(held.features), i))
     classes = tuple(range(len(dice)))
     zero = (np.zeros((len(dice), xs[0].shape[1]), np.float32), np.zeros(len(dice), np.float32))
-    head = fit_head(np.vstack(xs), np.concatenate(ys), classes, zero, strength=STRENGTH)
+    head = fit_head(np.concatenate(xs), np.concatenate(ys), classes, zero, strength=STRENGTH)  # float16
     held_x, held_y = np.vstack(hx), np.concatenate(hy)
     pred = head.probabilities(held_x).argmax(axis=1)
     right = int((pred == held_y).sum())
