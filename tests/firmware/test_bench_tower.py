@@ -119,3 +119,19 @@ def test_with_nothing_to_retry_the_faces_counted_are_the_faces_drawn(bench: Any)
     assert sum(pooled.values()) == 20 and pooled == r["drawn"]
     assert r["true_per_slot"] == r["per_slot"]
     assert r["wrong_dice"] == 0 and not r["wrong_by_face"]
+
+
+def test_the_simulated_camera_draws_fair_faces_die_by_die(bench: Any) -> None:
+    """The world the bench rolls in: 20,000 shakes of the five-die tray (no rendering), each die's
+    faces and all of them together, against fair at a threshold a fair RNG passes 999 times in 1,000."""
+    from dicetower.firmware.server.stats import chi2_sf
+
+    camera = bench.LandingCamera(seed=11)
+    per_die: list[Counter[int]] = [Counter() for _ in camera.dice]
+    for _ in range(20_000):
+        camera.throw()
+        for counts, face in zip(per_die, camera.faces, strict=True):
+            counts[face] += 1
+    assert camera.drawn == sum(per_die, Counter()) and sum(camera.drawn.values()) == 100_000
+    for counts in [*per_die, camera.drawn]:
+        assert chi2_sf(bench._faces.chi2([counts[f] for f in range(1, 7)]), 5) > 0.001
