@@ -1,6 +1,6 @@
 """Benchmark: the simulated tower under random faults, the solenoid's limits, software time and memory.
 
-    .venv/bin/python bench/tower.py [--rolls 1000] [--commands 10000] [--fault-rate 0.3] [--seed 1]
+    .venv/bin/python bench/tower.py [--rolls 1000] [--commands 10000] [--fault-rate 0.3] [--seed 1[,2,...]]
         [--reject-by-face RATES] [--unreadable rethrow|ask|both]
 
 1. ``--rolls`` rolls of the whole tray (the red wild die and four white d6, as a Runic Flux
@@ -8,9 +8,11 @@
    all eight the simulated camera knows. Each roll must end with every die read equal to the
    face the renderer drew, or with an explicit failure naming its reason; the counts are
    printed, with the slowest roll's wall time (none may hang). A die that left the tray is
-   put back after its failure, as a person would. The faces the completed rolls reported
-   are tested for uniformity per slot (Pearson's chi-squared, 5 degrees of freedom): the
-   retry rule must not bias them.
+   put back after its failure, as a person would. The faces the completed rolls reported,
+   the true faces of their dice and every face the camera drew are tested against fair dice
+   (``bench/tower_faces.py``: pooled, all slots jointly and per slot, the number of tests
+   said): the retry rule must not bias them. ``--seed 1,2,3`` runs the rolls once per seed
+   and ends with every p in one table, and each mode's seeds pooled.
 2. ``--commands`` random shake and tap commands (on-times from nonsense to 0.5 s, random
    rests and idle gaps) on gpiozero's MockFactory with a virtual clock: the on-times, rests
    and sliding-window duty the mock pin recorded, against the limits.
