@@ -433,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
             report_rolls(args, r, rates, rates_from, mode, seed)
             runs.append((mode, seed, r))
     if len(runs) > 1:
-        print("\n".join(_faces.seeds_table(runs)))
+        print("\n".join(_faces.seeds_table(runs, rates)))
     return 0
 
 

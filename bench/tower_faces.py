@@ -102,12 +102,16 @@ def uniformity_lines(
     return lines
 
 
-def seeds_table(runs: Sequence[tuple[str, int, dict[str, Any]]]) -> list[str]:
-    """Every p of every run (``(mode, seed, bench_rolls' result)``), then each mode's seeds pooled.
+def seeds_table(
+    runs: Sequence[tuple[str, int, dict[str, Any]]], rates: Sequence[float] | None = None
+) -> list[str]:
+    """Every p of every run (``(mode, seed, bench_rolls' result)``), then each mode's seeds pooled,
+    against fair and, with reject ``rates``, against the tilt they predict for a re-thrown die.
 
     Why: one run's p is one draw; a fair process's p-values are uniform across seeds, and the
     seeds pooled are one more powerful test of the same question.
     """
+    predicted = accepted_shares(rates) if rates is not None else None
     lines = [
         "## every p against fair, per run (final faces; true faces where they differ)",
         "  mode     seed  rolls  wall s  pooled  jointly  per slot 0-4" + " " * 23 + "smallest adj.  drawn",
@@ -133,6 +137,12 @@ def seeds_table(runs: Sequence[tuple[str, int, dict[str, Any]]]) -> list[str]:
             + " ".join(f"{p:.3f}" for p in t["p_slots"])
             + f" (smallest adjusted {t['p_smallest_adjusted']:.3f})"
         )
+        if predicted is not None:
+            p_tilt = chi2_sf(chi2(t["pooled"], predicted), 5)
+            lines.append(
+                f"    against the predicted tilt p {p_tilt:.2g}; a test against fair at this n sees"
+                f" that tilt with power {power_against(predicted, t['n']):.2f}"
+            )
     return lines
 
 

@@ -135,3 +135,13 @@ def test_the_simulated_camera_draws_fair_faces_die_by_die(bench: Any) -> None:
     assert camera.drawn == sum(per_die, Counter()) and sum(camera.drawn.values()) == 100_000
     for counts in [*per_die, camera.drawn]:
         assert chi2_sf(bench._faces.chi2([counts[f] for f in range(1, 7)]), 5) > 0.001
+
+
+def test_the_seeds_table_lists_every_run_and_pools_each_mode_s_seeds(bench: Any) -> None:
+    rates = [0.0, 0.0, 0.0, 0.0, 0.0, 0.5]
+    tilted = Counter({1: 20, 2: 20, 3: 20, 4: 20, 5: 20, 6: 10})  # the tilt ``rates`` predict
+    run = {"per_slot": [tilted] * 5, "true_per_slot": [tilted] * 5, "drawn": Counter(), "wall_s": 1.0}
+    lines = bench._faces.seeds_table([("rethrow", 1, run), ("rethrow", 2, run)], rates)
+    assert [line.split()[:3] for line in lines[2:4]] == [["rethrow", "1", "110"], ["rethrow", "2", "110"]]
+    assert "all 2 seeds pooled: n=1100 faces 1-6 200 200 200 200 200 100" in lines[4]
+    assert lines[5].strip().startswith("against the predicted tilt p 1;")
