@@ -11,6 +11,7 @@ import pytest
 from dicetower.firmware.cli import main
 from dicetower.firmware.rolllog import LogReader
 from dicetower.firmware.server.app import ServerConfig
+from dicetower.firmware.server.fairness import reading_line
 from dicetower.vision.manifest import read_manifest
 from server_helpers import live_server, wait_for
 from table_helpers import misreading_tower
@@ -61,7 +62,9 @@ def _play(data: Path, rolls: int) -> tuple[list[int], int, list[dict], str]:
     return truths, corrected, fairness, page
 
 
-def test_the_table_corrects_the_misread_dice_and_the_tower_measures_itself(tmp_path: Path) -> None:
+def test_the_table_corrects_the_misread_dice_and_the_tower_measures_itself(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "data"
     truths, corrected, fairness, page = _play(data, ROLLS)
     assert corrected == truths.count(5) > 0  # every 5 was misread, and only the 5s
@@ -80,6 +83,10 @@ def test_the_table_corrects_the_misread_dice_and_the_tower_measures_itself(tmp_p
         assert f'<dd class="by-tower">{r["read_by_tower"]}</dd>' in page
         assert f'<dd class="corrected">{r["corrected"]}: ' in page
     assert sum(d["reading"]["corrected"] for d in fairness) == corrected
+    capsys.readouterr()
+    assert main(["fairness", "--data", str(data)]) == 0  # the terminal shows the same, die by die
+    shown = [line for line in capsys.readouterr().out.splitlines() if "corrected by the table" in line]
+    assert [line.strip() for line in shown] == [reading_line(d["reading"]).strip() for d in fairness]
     out = tmp_path / "examples"
     assert main(["log", "examples", "--data", str(data), "--out", str(out), "--confirmed"]) == 0
     labelled = [d.face for entry in read_manifest(out) for d in entry.dice]
