@@ -152,17 +152,16 @@ class LandingCamera(SimCamera):
         self.drawn: Counter[int] = Counter()
 
     def throw(self) -> None:
-        moves = not self._jam_next
-        inside = [i for i in range(len(self.dice)) if i not in self.out]
+        # a jammed shake moves nothing: the dice keep their landings (and the reader its decisions)
+        inside = [] if self._jam_next else [i for i in range(len(self.dice)) if i not in self.out]
         for i in inside:
             self.landings[i] += 1
         super().throw()
-        if moves:
-            self.drawn.update(self.faces[i] for i in inside)
+        self.drawn.update(self.faces[i] for i in inside)
 
     def tap(self) -> None:
         fall = [] if self._jam_next else sorted(self.cocked)
-        for i in self.cocked:
+        for i in fall:
             self.landings[i] += 1
         super().tap()
         self.drawn.update(self.faces[i] for i in fall)
@@ -179,7 +178,7 @@ class FaceRejectingReader:
         self.inner = inner
         self.camera = camera
         self.rates = rates
-        self.rng = random.Random(seed)
+        self.rng = random.Random(f"rejects {seed}")  # not the camera's stream: its own, from the same seed
         self.decided: dict[tuple[int, int], bool] = {}
         self.looks: Counter[int] = Counter()  #: landings seen read by ``inner``, per true face
         self.rejected: Counter[int] = Counter()  #: of them, rejected here

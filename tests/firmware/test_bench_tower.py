@@ -145,3 +145,16 @@ def test_the_seeds_table_lists_every_run_and_pools_each_mode_s_seeds(bench: Any)
     assert [line.split()[:3] for line in lines[2:4]] == [["rethrow", "1", "110"], ["rethrow", "2", "110"]]
     assert "all 2 seeds pooled: n=1100 faces 1-6 200 200 200 200 200 100" in lines[4]
     assert lines[5].strip().startswith("against the predicted tilt p 1;")
+
+
+def test_a_jammed_shake_draws_nothing_and_a_tap_draws_the_leaning_die_only(bench: Any) -> None:
+    camera = bench.LandingCamera(seed=4)
+    camera.throw()
+    assert sum(camera.drawn.values()) == 5
+    camera.inject("jam")
+    camera.throw()  # the dice did not move: no landing, no face drawn
+    assert sum(camera.drawn.values()) == 5
+    camera.inject("cocked")
+    (leaning,) = camera.cocked
+    camera.tap()
+    assert sum(camera.drawn.values()) == 6 and camera.landings[leaning] == 2
