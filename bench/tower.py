@@ -1,6 +1,6 @@
 """Benchmark: the simulated tower under random faults, the solenoid's limits, software time and memory.
 
-    .venv/bin/python bench/tower.py [--rolls 1000] [--commands 10000] [--fault-rate 0.3] [--seed 1]
+    .venv/bin/python bench/tower.py [--rolls 1000] [--commands 10000] [--fault-rate 0.3] [--seed 1[,2,...]]
         [--reject-by-face RATES] [--unreadable rethrow|ask|both]
 
 1. ``--rolls`` rolls of the whole tray (the red wild die and four white d6, as a Runic Flux
@@ -8,9 +8,11 @@
    all eight the simulated camera knows. Each roll must end with every die read equal to the
    face the renderer drew, or with an explicit failure naming its reason; the counts are
    printed, with the slowest roll's wall time (none may hang). A die that left the tray is
-   put back after its failure, as a person would. The faces the completed rolls reported
-   are tested for uniformity per slot (Pearson's chi-squared, 5 degrees of freedom): the
-   retry rule must not bias them.
+   put back after its failure, as a person would. The faces the completed rolls reported,
+   the true faces of their dice and every face the camera drew are tested against fair dice
+   (``bench/tower_faces.py``: pooled, all slots jointly and per slot, the number of tests
+   said): the retry rule must not bias them. ``--seed 1,2,3`` runs the rolls once per seed
+   and ends with every p in one table, and each mode's seeds pooled.
 2. ``--commands`` random shake and tap commands (on-times from nonsense to 0.5 s, random
    rests and idle gaps) on gpiozero's MockFactory with a virtual clock: the on-times, rests
    and sliding-window duty the mock pin recorded, against the limits.
@@ -39,13 +41,16 @@ again; ``both`` runs the rolls once each way, each with its own chi-squared agai
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import itertools
-import math
 import random
 import statistics
+import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -55,8 +60,6 @@ from dicetower.firmware.clock import VirtualClock, VirtualClockFactory
 from dicetower.firmware.config import DEFAULT_CONFIG, FAULTS
 from dicetower.firmware.errors import ShakerTimingError, ThrowFailedError
 from dicetower.firmware.pattern import ShakePattern
-from dicetower.firmware.server.rejects import RATIO_FLOOR, accepted_shares, max_tilt
-from dicetower.firmware.server.stats import rolls_to_see, wilson_interval
 from dicetower.firmware.shaker import Shaker
 from dicetower.firmware.table_reading import fill_from_table
 from dicetower.firmware.tower import open_tower
@@ -70,11 +73,27 @@ __all__ = [
     "FaceRejectingReader",
     "LandingCamera",
     "TruthTable",
-    "chi2_sf",
     "main",
     "reject_rates",
     "tilt_report",
+    "true_faces",
 ]
+
+
+def _load_faces() -> Any:
+    """``bench/tower_faces.py`` (the bench folder is scripts, not a package)."""
+    path = Path(__file__).resolve().parent / "tower_faces.py"
+    spec = importlib.util.spec_from_file_location("bench_tower_faces", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_tower_faces"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+_faces = _load_faces()
+tilt_report = _faces.tilt_report
+FACES = _faces.FACES
 
 #: Rejected / dice per face (1-6) of the shipped d6 reader on the held-back test photos, as the
 #: "d6 per face" line of ``.venv/bin/dicetower eval ../shared/datasets/NAME --split test --kinds d6``
@@ -86,37 +105,6 @@ MEASURED: dict[str, tuple[tuple[int, int], ...]] = {
 }
 
 
-def chi2_sf(x: float, k: int) -> float:
-    """P(X >= x) for chi-squared with ``k`` degrees of freedom (regularised upper incomplete gamma)."""
-    a, z = k / 2.0, x / 2.0
-    if z <= 0:
-        return 1.0
-    if z < a + 1:  # series for the lower part
-        term = total = 1.0 / a
-        n = a
-        for _ in range(500):
-            n += 1
-            term *= z / n
-            total += term
-            if term < total * 1e-15:
-                break
-        return max(0.0, 1.0 - total * math.exp(-z + a * math.log(z) - math.lgamma(a)))
-    # continued fraction for the upper part (Lentz)
-    b, c, d = z + 1 - a, 1e300, 1 / (z + 1 - a)
-    h = d
-    for i in range(1, 500):
-        an = -i * (i - a)
-        b += 2
-        d = an * d + b
-        d = 1 / (d if abs(d) > 1e-300 else 1e-300)
-        c = b + an / c
-        c = c if abs(c) > 1e-300 else 1e-300
-        h *= d * c
-        if abs(d * c - 1) < 1e-15:
-            break
-    return math.exp(-z + a * math.log(z) - math.lgamma(a)) * h
-
-
 def rss_mib() -> float:
     with open("/proc/self/status") as fh:
         for line in fh:
@@ -125,9 +113,16 @@ def rss_mib() -> float:
     return float("nan")
 
 
-def nearest(truth: Any, box: tuple[float, ...]) -> Any:
-    cx, cy = box[0] + box[2] / 2, box[1] + box[3] / 2
-    return min(truth, key=lambda d: (d.box[0] + d.box[2] / 2 - cx) ** 2 + (d.box[1] + d.box[3] / 2 - cy) ** 2)
+def true_faces(truth: Sequence[Any], reading: Reading) -> list[int | None]:
+    """The camera's true face of each die of ``reading`` (None: no label matched, or a leaning die),
+    matched as ``dicetower eval`` matches labels to read dice (each label to at most one die)."""
+    boxes = [label_box(t, reading.width, reading.height, reading.scale) for t in truth]
+    matched, _ = match_dice(boxes, [d.centres for d in reading.dice])
+    faces: list[int | None] = [None] * len(reading.dice)
+    for label, j in zip(truth, matched, strict=True):
+        if j is not None:
+            faces[j] = label.face
+    return faces
 
 
 def reject_rates(spec: str) -> tuple[str, list[float]]:
@@ -153,17 +148,23 @@ class LandingCamera(SimCamera):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.landings = [0] * len(self.dice)
+        #: every face the camera drew for a landing, before any reader or retry sees it
+        self.drawn: Counter[int] = Counter()
 
     def throw(self) -> None:
-        for i in range(len(self.dice)):
-            if i not in self.out:
-                self.landings[i] += 1
+        # a jammed shake moves nothing: the dice keep their landings (and the reader its decisions)
+        inside = [] if self._jam_next else [i for i in range(len(self.dice)) if i not in self.out]
+        for i in inside:
+            self.landings[i] += 1
         super().throw()
+        self.drawn.update(self.faces[i] for i in inside)
 
     def tap(self) -> None:
-        for i in self.cocked:
+        fall = [] if self._jam_next else sorted(self.cocked)
+        for i in fall:
             self.landings[i] += 1
         super().tap()
+        self.drawn.update(self.faces[i] for i in fall)
 
 
 class FaceRejectingReader:
@@ -177,7 +178,7 @@ class FaceRejectingReader:
         self.inner = inner
         self.camera = camera
         self.rates = rates
-        self.rng = random.Random(seed)
+        self.rng = random.Random(f"rejects {seed}")  # not the camera's stream: its own, from the same seed
         self.decided: dict[tuple[int, int], bool] = {}
         self.looks: Counter[int] = Counter()  #: landings seen read by ``inner``, per true face
         self.rejected: Counter[int] = Counter()  #: of them, rejected here
@@ -211,22 +212,26 @@ class FaceRejectingReader:
 
 class TruthTable:
     """The table as the bench plays it (``--unreadable ask``): a die put to it is answered with the
-    face the camera drew for it, matched by position, as a player looking at the tray would."""
+    face the camera drew for it, matched by position (:func:`true_faces`), as a player looking at
+    the tray would."""
 
     def __init__(self, camera: Any) -> None:
         self.camera = camera
         self.asked = 0
         self.answered = 0
+        self.faces: Counter[int] = Counter()  #: the faces it answered
 
     def __call__(self, record: Any, reading: Reading, frame: np.ndarray) -> Reading | None:
+        truth = true_faces(self.camera.truth, reading)
+
         def answer(index: int, kind: str, colour: str, crop: bytes | None) -> tuple[int | None, str]:
             self.asked += 1
-            truth = self.camera.truth
-            label = nearest(truth, reading.dice[index].box) if truth else None
-            if label is None or label.face is None:
+            face = truth[index]
+            if face is None:
                 return None, "the bench sees no face"
             self.answered += 1
-            return label.face, "bench"
+            self.faces[face] += 1
+            return face, "bench"
 
         return fill_from_table(record, reading, frame, answer)
 
@@ -242,18 +247,18 @@ def bench_rolls(
         sim=replace(DEFAULT_CONFIG.sim, seed=seed, fault_rate=fault_rate, faults=FAULTS)
     )
     reader = FrameReader()
-    camera: LandingCamera | None = None
+    clock = VirtualClock()
+    camera = LandingCamera.from_config(cfg, clock=clock)
     tower_reader: DiceReader = reader
-    clock: VirtualClock | None = None
     if reject_by_face is not None:
-        clock = VirtualClock()
-        camera = LandingCamera.from_config(cfg, clock=clock)
         tower_reader = FaceRejectingReader(reader, camera, reject_by_face, seed)
     slots = (DieSlot(0, "d6", Role.WILD, label="wild die"), *(DieSlot(i, "d6") for i in range(1, 5)))
     request = DiceRequest(slots, "bench roll")
     outcome: Counter[str] = Counter()
     wrong_dice = read_dice = 0
     per_slot: list[Counter[int]] = [Counter() for _ in slots]
+    true_per_slot: list[Counter[int]] = [Counter() for _ in slots]
+    wrong_by_face: Counter[int] = Counter()  #: dice reported with a face not their true one, per true face
     retries: Counter[str] = Counter()
     stages: dict[str, list[float]] = {}
     baseline: list[float] = []
@@ -272,16 +277,19 @@ def bench_rolls(
                 record = exc.record
             else:
                 (record,) = answer.records
-                wrong = sum(1 for d in record.reading.dice if d.face != nearest(record.truth, d.box).face)
-                wrong_dice += wrong
+                truth = true_faces(record.truth, record.reading)
+                wrong = [t for d, t in zip(record.reading.dice, truth, strict=True) if d.face != t]
+                wrong_by_face.update(wrong)
+                wrong_dice += len(wrong)
                 read_dice += len(record.reading.dice)
                 outcome[
                     "read, every die equal to the truth"
                     if not wrong
                     else "read, a die NOT equal to the truth"
                 ] += 1
-                for k, face in enumerate(answer.faces):
+                for k, (face, a) in enumerate(zip(answer.faces, record.answers, strict=True)):
                     per_slot[k][face] += 1
+                    true_per_slot[k][truth[a.index]] += 1
                 if not record.retries:
                     for stage, ms in record.timings_ms.items():
                         stages.setdefault(stage, []).append(ms)
@@ -302,6 +310,9 @@ def bench_rolls(
         "wrong_dice": wrong_dice,
         "read_dice": read_dice,
         "per_slot": per_slot,
+        "true_per_slot": true_per_slot,
+        "wrong_by_face": wrong_by_face,
+        "drawn": Counter(camera.drawn),
         "retries": retries,
         "injected": injected,
         "stages": stages,
@@ -314,75 +325,7 @@ def bench_rolls(
     }
 
 
-def _chi2(counts: list[int], shares: list[float]) -> float:
-    n = sum(counts)
-    return sum((c - n * p) ** 2 / (n * p) for c, p in zip(counts, shares, strict=True))
-
-
-def _gap_interval(counts: list[int], seed: int, draws: int = 4000) -> tuple[float, float, float]:
-    """Largest |share - 1/6|: a 95 % bootstrap interval, and what a fair die shows at this n (95th pct)."""
-    n = sum(counts)
-    rng = np.random.default_rng(seed)
-    boot = np.abs(rng.multinomial(n, np.array(counts) / n, size=draws) / n - 1 / 6).max(axis=1)
-    fair = np.abs(rng.multinomial(n, [1 / 6] * 6, size=draws) / n - 1 / 6).max(axis=1)
-    lo, hi = np.percentile(boot, [2.5, 97.5])
-    return float(lo), float(hi), float(np.percentile(fair, 95))
-
-
-def tilt_report(per_slot: list[Counter[int]], rates: list[float], reader: Any, seed: int) -> list[str]:
-    """The faces of the completed rolls against the tilt ``rates`` predict (module docstring)."""
-    predicted = accepted_shares(rates)
-    pct = " ".join(f"{100 * p:5.2f}" for p in predicted)
-    floored = [max(r, RATIO_FLOOR) for r in rates]
-    see = rolls_to_see(predicted)
-    lines = [
-        "reject rates per face 1-6: "
-        + " ".join(f"{100 * r:.1f}" for r in rates)
-        + f" %; ratio {max(floored) / min(floored):.1f} (rates floored at {100 * RATIO_FLOOR:g} %)",
-    ]
-    if isinstance(reader, FaceRejectingReader):
-        looks, rej = reader.looks, reader.rejected
-        lines.append(
-            f"landings read by the reader {sum(looks.values())}, "
-            f"rejected for their face {sum(rej.values())}: "
-            + " ".join(f"{f}: {rej[f]}/{looks[f]}" for f in range(1, 7))
-        )
-    lines.append(
-        f"predicted shares of a fair die re-thrown until read (1 - r_f, normalised): {pct} %; "
-        f"largest |share - 1/6| {100 * max_tilt(predicted):.2f} points"
-        + (f"; a chi-squared test sees it after about {see} rolls of one die" if see else "")
-    )
-    rows = [(f"slot {k}", [c.get(f, 0) for f in range(1, 7)]) for k, c in enumerate(per_slot)]
-    rows.append(("pooled", [sum(c.get(f, 0) for c in per_slot) for f in range(1, 7)]))
-    for name, counts in rows:
-        n = sum(counts)
-        if not n:
-            continue
-        shares = [c / n for c in counts]
-        lo, hi, fair = _gap_interval(counts, seed)
-        p_fair = chi2_sf(_chi2(counts, [1 / 6] * 6), 5)
-        p_predicted = chi2_sf(_chi2(counts, predicted), 5)
-        lines.append(
-            f"  {name:<7} n={n:<5} shares {' '.join(f'{100 * x:5.2f}' for x in shares)} %"
-            f"  p fair {p_fair:.3f}, p predicted {p_predicted:.3f};"
-            f" largest |share - 1/6| {100 * max_tilt(shares):.2f} points (95 % {100 * lo:.2f}-{100 * hi:.2f};"
-            f" a fair die shows up to {100 * fair:.2f})"
-        )
-    pooled = rows[-1][1]
-    n = sum(pooled)
-    if n:
-        for f, (c, p) in enumerate(zip(pooled, predicted, strict=True), 1):
-            lo, hi = wilson_interval(c, n)
-            lines.append(
-                f"  pooled face {f}: observed {100 * c / n:5.2f} % (95 % {100 * lo:5.2f}-{100 * hi:5.2f}),"
-                f" predicted {100 * p:5.2f} %, fair {100 / 6:5.2f} %"
-            )
-    return lines
-
-
 def _array(data: bytes) -> Any:
-    import numpy as np
-
     return np.frombuffer(data, np.uint8)
 
 
@@ -440,7 +383,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rolls", type=int, default=1000)
     ap.add_argument("--commands", type=int, default=10_000)
     ap.add_argument("--fault-rate", type=float, default=0.3)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--seed",
+        type=_seeds,
+        default=(1,),
+        help="the simulation's seed, or several (1,2,3): the rolls once per seed, then every p in one table",
+    )
     ap.add_argument(
         "--reject-by-face",
         metavar="RATES",
@@ -458,7 +406,7 @@ def main(argv: list[str] | None = None) -> int:
     cv2.setNumThreads(1)
     rates_from, rates = reject_rates(args.reject_by_face) if args.reject_by_face else ("", None)
 
-    c = bench_commands(args.commands, args.seed)
+    c = bench_commands(args.commands, args.seed[0])
     lim = c["limits"]
     print(f"## {args.commands} random shake/tap commands on MockFactory (virtual clock)")
     print(f"pulses reaching the pin: {c['pulses']}; requests {dict(c['notes'])}")
@@ -475,15 +423,34 @@ def main(argv: list[str] | None = None) -> int:
     print()
 
     modes = ("rethrow", "ask") if args.unreadable == "both" else (args.unreadable,)
+    runs = []
     for mode in modes:
-        r = bench_rolls(args.rolls, args.fault_rate, args.seed, rates, mode)
-        report_rolls(args, r, rates, rates_from, mode)
+        for seed in args.seed:
+            t0 = time.perf_counter()
+            r = bench_rolls(args.rolls, args.fault_rate, seed, rates, mode)
+            r["wall_s"] = time.perf_counter() - t0
+            report_rolls(args, r, rates, rates_from, mode, seed)
+            runs.append((mode, seed, r))
+    if len(runs) > 1:
+        print("\n".join(_faces.seeds_table(runs, rates)))
     return 0
 
 
-def report_rolls(args: Any, r: dict[str, Any], rates: list[float] | None, rates_from: str, mode: str) -> None:
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(s) for s in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed or seeds as 1,2,3, not {text!r}") from None
+
+
+def report_rolls(
+    args: Any, r: dict[str, Any], rates: list[float] | None, rates_from: str, mode: str, seed: int
+) -> None:
     """The rolls' section of the report, for one way of treating an unreadable die (``mode``)."""
-    print(f"## {args.rolls} simulated rolls (wild + 4 d6), fault rate {args.fault_rate:g} per throw")
+    print(
+        f"## {args.rolls} simulated rolls (wild + 4 d6), fault rate {args.fault_rate:g} per throw, "
+        f"seed {seed}: {r['wall_s']:.0f} s wall"
+    )
     print(
         f"unreadable dice: {mode}"
         + (" (the bench answers as the table, from the camera's truth)" if mode == "ask" else "")
@@ -498,20 +465,19 @@ def report_rolls(args: Any, r: dict[str, Any], rates: list[float] | None, rates_
     print(f"dice read: {r['read_dice']}, not equal to the truth: {r['wrong_dice']}")
     print(f"retries: {dict(sorted(r['retries'].items()))}")
     print(f"slowest roll: {r['slowest_s']:.2f} s wall (none hangs: every wait and retry is bounded)")
-    print("uniformity of the completed rolls' faces (chi-squared, 5 dof):")
+    wrong = r["wrong_by_face"]
+    print("dice reported unequal to the truth, per true face 1-6: " + " ".join(str(wrong[f]) for f in FACES))
+    if r["table"] is not None:
+        answered = r["table"].faces
+        print("faces the table answered, 1-6: " + " ".join(str(answered[f]) for f in FACES))
+    print("completed rolls' faces per slot (slot 0 the red wild die), 1-6:")
     for k, counts in enumerate(r["per_slot"]):
-        total = sum(counts.values())
-        if not total:
-            continue
-        chi2 = sum((counts.get(f, 0) - total / 6) ** 2 / (total / 6) for f in range(1, 7))
-        name = "wild (red)" if k == 0 else f"plain {k}"
-        faces = " ".join(f"{counts.get(f, 0):>4}" for f in range(1, 7))
-        p = chi2_sf(chi2, 5)
-        print(f"  slot {k} {name:<10} n={total:<5} faces 1-6: {faces}   chi2 {chi2:6.2f}  p {p:.3f}")
+        print(f"  slot {k} n={sum(counts.values()):<5} " + " ".join(f"{counts[f]:>5}" for f in FACES))
+    print("\n".join(_faces.uniformity_lines(r["per_slot"], r["true_per_slot"], r["drawn"])))
     print()
     if rates is not None:
         print(f"## the bias that remains: rejects by face ({rates_from})")
-        print("\n".join(tilt_report(r["per_slot"], rates, r["reader"], args.seed)))
+        print("\n".join(tilt_report(r["per_slot"], rates, r["reader"], seed)))
         print()
     clean = len(r["stages"].get("total", []))
     print(f"## software time of one roll cycle (waits zero), median of the {clean} rolls without retries")
