@@ -105,6 +105,8 @@ class FitOptions:
     #: each image without a box is one die's crop (:mod:`.located`); else such images are
     #: crops only when crop-sized, and photos otherwise, each die located
     crops: bool = False
+    #: train a fitted face reader per die beside its head (:mod:`.fitted_choice`; needs torch)
+    fitted_readers: bool = True
 
 
 @dataclass
@@ -373,7 +375,7 @@ def _fit_model(
     telling = fit_telling(teaching.dice, die_faces, samples) if len(teaching.dice) > 1 else None
     if telling is not None:
         log(f"telling the dice apart: {telling.figures['right']} of {telling.figures['dice']} held-back dice")
-    trained = train_fitted(teaching.dice, die_faces, photos, cut, log)
+    trained = train_fitted(teaching.dice, die_faces, photos, cut, log, skip=not opts.fitted_readers)
     del samples, photos  # the held-back photos are read again from disk, as eval reads them
     answer = _general_answer() if any(needs_answer(f.die.kind) for f in fitted) else None
     out = Path(out)
@@ -413,7 +415,8 @@ def _fit_model(
         cal, cards = choose_readers(reader, reads, cards, answer, model)
         for c in cards:
             if "readers" in cal.per_die[c.id]:
-                log(f"the {c.id} reads by its {c.reader}: {cal.per_die[c.id]['readers']['why']}")
+                which = "fitted reader" if c.reader == "fitted" else "head"
+                log(f"the {c.id} reads by its {which}: {cal.per_die[c.id]['readers']['why']}")
         totals = cal.report.totals
         dice_held, right_held, wrong_held = cal.report.dice, totals["correct"], totals["wrong"]
         wrong_upper = binomial_upper(wrong_held, dice_held) if dice_held else 1.0

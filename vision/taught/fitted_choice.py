@@ -87,13 +87,15 @@ def train_fitted(
     photos: Mapping[Path, Any],
     cut: int,
     log: Callable[[str], None],
+    *,
+    skip: bool = False,
 ) -> FittedSet:
-    """A fitted reader per die, trained on its examples before manifest line ``cut``."""
+    """A fitted reader per die, trained on its examples before manifest line ``cut`` (none when ``skip``)."""
     from .fitted_training import missing
 
     t0 = time.perf_counter()
     out = FittedSet()
-    out.why_none = missing()
+    out.why_none = "not asked for (teach fit --head-only)" if skip else missing()
     if out.why_none is not None:
         log(f"no fitted readers: {out.why_none}; each die keeps its head")
         return out

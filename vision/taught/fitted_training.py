@@ -239,7 +239,7 @@ def train_reader(
         net = _network(classes)
         optimiser = torch.optim.AdamW(net.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
         schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, LEARNING_RATE, total_steps=steps)
-        loss_of = torch.nn.CrossEntropyLoss(label_smoothing=0.05)
+        loss_of = torch.nn.CrossEntropyLoss()
         y_all = torch.from_numpy(np.asarray(labels, np.int64))
         net.train()
         done = 0

@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             read = write_unit(unit.read, base / "read")
         options = FitOptions(max_wrong=1.0, seen_faces_only=unit.seen_faces_only, min_per_face=1)
         result = fit_model(teach, base / "model", options, log=lambda m: print(m, file=sys.stderr))
-        figures = read_unit(read, base / "model", unit.dataset)
+        figures = read_unit(read, base / "model", unit.dataset, compare=True)
         line = {
             "dataset": unit.dataset,
             "unit": unit.name,
@@ -253,6 +253,8 @@ def main(argv: list[str] | None = None) -> int:
             "fit_seconds": round(result.seconds, 1),
             "input": result.card.get("input"),
             "held_back": result.card["held_back"],
+            "held_back_by_reader": {d["id"]: d["figures"].get("readers") for d in result.card["dice"]},
+            "fitted_readers": result.card.get("fitted_readers"),
             **figures,
             "card_honesty": card_honesty(result.card, figures["end_to_end"]),
         }
