@@ -61,14 +61,14 @@ __all__ = [
 #: The stored crop is this many times the die's crop side, so a turned crop keeps its corners.
 PAD = 1.5
 #: Passes over a die's crops.
-EPOCHS = 30
+EPOCHS = 40
 #: Fewest and most optimiser steps of one die's training.
-MIN_STEPS = 300
-MAX_STEPS = 900
+MIN_STEPS = 800
+MAX_STEPS = 1200
 #: Crops per step.
 BATCH = 64
 #: Seconds one die's training may take; a slower machine stops there (and the card says so).
-TIME_CAP_S = 150.0
+TIME_CAP_S = 300.0
 #: Adam's step size at its peak (a one-cycle schedule), and the weight decay.
 LEARNING_RATE = 3e-3
 WEIGHT_DECAY = 1e-4
