@@ -10,9 +10,11 @@ Why these choices:
   any turn), scaled and shifted a little (the locator's box wanders), its light bent (a gamma, a
   colour cast, a gradient across the die), blurred now and then and given sensor noise. The crops
   are kept :data:`PAD` times wider than the die, so a turned crop has no empty corners.
-- **Bounded.** :data:`EPOCHS` passes over the crops, at least :data:`MIN_STEPS` and at most
-  :data:`MAX_STEPS` steps of :data:`BATCH`, and :data:`TIME_CAP_S` seconds whatever the steps
-  (a slow machine stops early and the card says so).
+- **Bounded.** :data:`STEPS_PER_CROP` steps of :data:`BATCH` per crop (about 190 passes over each
+  crop, each drawn anew), at least :data:`MIN_STEPS` and at most :data:`MAX_STEPS`, and
+  :data:`TIME_CAP_S` seconds whatever the steps (a slow machine stops early and the card says so).
+  Fewer steps left the network unsure: on byler-d6's held-back dice, 600 steps were sure (0.95)
+  of 37 of 223, 1,500 steps of 88, none wrong either way.
 - **The same model from the same folder.** Seeded, on one thread, with torch's deterministic
   algorithms; the crops are drawn from a seeded generator. A fit stopped by the time cap is the
   one exception, and says so.
@@ -46,10 +48,10 @@ from .fitted import FITTED_INPUT, fitted_blob
 
 __all__ = [
     "BATCH",
-    "EPOCHS",
     "MAX_STEPS",
     "MIN_STEPS",
     "PAD",
+    "STEPS_PER_CROP",
     "TIME_CAP_S",
     "Trained",
     "augment",
@@ -60,10 +62,10 @@ __all__ = [
 
 #: The stored crop is this many times the die's crop side, so a turned crop keeps its corners.
 PAD = 1.5
-#: Passes over a die's crops.
-EPOCHS = 40
+#: Optimiser steps per fitted crop.
+STEPS_PER_CROP = 3
 #: Fewest and most optimiser steps of one die's training.
-MIN_STEPS = 800
+MIN_STEPS = 200
 MAX_STEPS = 1200
 #: Crops per step.
 BATCH = 64
@@ -233,7 +235,7 @@ def train_reader(
     if len(crops) == 0 or len(crops) != len(labels):
         raise ValueError(f"crops and labels must be alike and not empty, got {len(crops)} and {len(labels)}")
     t0 = time.perf_counter()
-    steps = int(np.clip(EPOCHS * len(crops) / BATCH, MIN_STEPS, MAX_STEPS))
+    steps = int(np.clip(STEPS_PER_CROP * len(crops), MIN_STEPS, MAX_STEPS))
     rng = np.random.default_rng(seed)
     with _one_thread(seed) as torch:
         net = _network(classes)
