@@ -31,6 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("model", type=Path)
     ap.add_argument("folder", type=Path)
     ap.add_argument("--photos", type=int, default=40)
+    ap.add_argument(
+        "--reader",
+        choices=("card", "head", "fitted"),
+        default="card",
+        help="the taught reader timed: the card's choice per die, or every die's head or fitted reader",
+    )
     a = ap.parse_args(argv)
     cv2.setNumThreads(1)
     model = TaughtModel(a.model)
@@ -49,8 +55,11 @@ def main(argv: list[str] | None = None) -> int:
                 taught = next((t for t in model.dice if t.kind == d.die), None)
             if taught is None:
                 continue
+            reader = None if a.reader == "card" else a.reader
+            if reader == "fitted" and not model.has_fitted(taught):
+                continue
             t0 = time.perf_counter()
-            model.read(taught, frame, [d.box])
+            model.read(taught, frame, [d.box], reader=reader)
             taught_ms[d.die].append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             if d.die == "d6":
