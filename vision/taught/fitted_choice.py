@@ -29,6 +29,7 @@ import numpy as np
 from ..imageio import ImageError, load_image_info
 from .fallback import GeneralAnswer
 from .fitted import fitted_file
+from .fitted_training import STORED, missing, padded_crop, train_reader
 from .heldback import Calibration, HeldBackRead, calibrate
 from .model import TaughtDieCard, TaughtModel
 from .reader import TaughtFrameReader
@@ -63,8 +64,6 @@ def _crops(
     die: TaughtDie, faces: tuple[int, ...], photos: Mapping[Path, Any], cut: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """The die's fitted examples as padded crops (:func:`~.fitted_training.padded_crop`) and class indices."""
-    from .fitted_training import STORED, padded_crop
-
     index = {f: i for i, f in enumerate(faces)}
     fitted, _held = split_at(die.examples, cut)
     crops: list[np.ndarray] = []
@@ -91,16 +90,12 @@ def train_fitted(
     skip: bool = False,
 ) -> FittedSet:
     """A fitted reader per die, trained on its examples before manifest line ``cut`` (none when ``skip``)."""
-    from .fitted_training import missing
-
     t0 = time.perf_counter()
     out = FittedSet()
     out.why_none = "not asked for (teach fit --head-only)" if skip else missing()
     if out.why_none is not None:
         log(f"no fitted readers: {out.why_none}; each die keeps its head")
         return out
-    from .fitted_training import train_reader
-
     for n, die in enumerate(dice):
         faces = die_faces[die.id]
         crops, labels = _crops(die, faces, photos, cut)
