@@ -15,6 +15,11 @@ die's square (:func:`~dicetower.vision.faces.pips.crop_die`) at :data:`FITTED_IN
 crop standardised on its own, so the light's level and spread matter little. The network is trained
 at every turn of the die; reading averages its answers at :data:`READ_QUARTERS` (four quarter
 turns), which steadies a face read near the edge of two.
+
+Its last row is *not a die*: trained on patches of the fitted photos where no labelled die lies.
+Without it the network names a face for anything the locator boxes (on matteop65-d6-wood's
+held-back photos, eight boxes of bare wood read as a 1 at 0.99 and more), and a die's threshold
+(just above its surest answer that was not right) then shuts out every die.
 """
 
 from __future__ import annotations
@@ -89,11 +94,12 @@ def fitted_probabilities(
     net: Any, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]
 ) -> np.ndarray:
     """``(len(boxes), faces)``: the fitted reader ``net`` (a ``cv2.dnn`` net) at each box, averaged
-    over :data:`READ_QUARTERS`."""
+    over :data:`READ_QUARTERS`; each face's probability beside *not a die* (the last row, left out),
+    so a box that is no die is sure of no face."""
     if not boxes:
         return np.zeros((0, 0), np.float32)
     crops = [c for b in boxes for c in fitted_crops(frame, b)]
     net.setInput(fitted_blob(crops))
     logits = np.asarray(net.forward(), np.float32).reshape(len(crops), -1)
     p = softmax(logits).reshape(len(boxes), len(READ_QUARTERS), -1)
-    return p.mean(axis=1)
+    return p.mean(axis=1)[:, :-1]

@@ -29,12 +29,12 @@ import numpy as np
 from ..imageio import ImageError, load_image_info
 from .fallback import GeneralAnswer
 from .fitted import fitted_file
-from .fitted_training import STORED, missing, padded_crop, train_reader
+from .fitted_training import STORED, background_boxes, missing, padded_crop, train_reader
 from .heldback import Calibration, HeldBackRead, calibrate
 from .model import TaughtDieCard, TaughtModel
 from .reader import TaughtFrameReader
 from .samples import example_box
-from .teaching import TaughtDie, split_at
+from .teaching import Example, TaughtDie, split_at
 
 __all__ = ["MIN_FITTED_CROPS", "FittedSet", "attach_fitted", "choose_readers", "train_fitted"]
 
@@ -61,11 +61,19 @@ class FittedSet:
 
 
 def _crops(
-    die: TaughtDie, faces: tuple[int, ...], photos: Mapping[Path, Any], cut: int
+    die: TaughtDie,
+    faces: tuple[int, ...],
+    photos: Mapping[Path, Any],
+    cut: int,
+    boxes: Mapping[Path, list[Example]],
+    seed: int,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The die's fitted examples as padded crops (:func:`~.fitted_training.padded_crop`) and class indices."""
+    """The die's fitted examples as padded crops (:func:`~.fitted_training.padded_crop`) and class
+    indices, and one patch of each of their photos where no labelled die lies, as *not a die*
+    (the last class). ``boxes`` holds every labelled die of each photo, of every taught die."""
     index = {f: i for i, f in enumerate(faces)}
     fitted, _held = split_at(die.examples, cut)
+    rng = np.random.default_rng(seed)
     crops: list[np.ndarray] = []
     labels: list[int] = []
     for e in fitted:
@@ -73,8 +81,15 @@ def _crops(
         if loaded is None:
             continue
         frame, scale = loaded
-        crops.append(padded_crop(frame, example_box(e, frame, scale)))
+        box = example_box(e, frame, scale)
+        crops.append(padded_crop(frame, box))
         labels.append(index[e.face])
+        if e.box is None:  # a crop of its own: no tray around the die
+            continue
+        dice = [example_box(o, frame, scale) for o in boxes.get(e.image, [])]
+        for patch in background_boxes(frame.shape, dice, max(box[2], box[3]), rng):
+            crops.append(padded_crop(frame, patch))
+            labels.append(len(faces))
     if not crops:
         return np.zeros((0, STORED, STORED, 3), np.uint8), np.zeros(0, np.int64)
     return np.stack(crops), np.array(labels, np.int64)
@@ -96,14 +111,19 @@ def train_fitted(
     if out.why_none is not None:
         log(f"no fitted readers: {out.why_none}; each die keeps its head")
         return out
+    boxes: dict[Path, list[Example]] = {}
+    for die in dice:
+        for e in die.examples:
+            boxes.setdefault(e.image, []).append(e)
     for n, die in enumerate(dice):
         faces = die_faces[die.id]
-        crops, labels = _crops(die, faces, photos, cut)
-        if len(crops) < MIN_FITTED_CROPS:
-            out.skipped[die.id] = f"{len(crops)} fitted crops, fewer than {MIN_FITTED_CROPS}"
+        crops, labels = _crops(die, faces, photos, cut, boxes, seed=n)
+        named = int((labels < len(faces)).sum())
+        if named < MIN_FITTED_CROPS:
+            out.skipped[die.id] = f"{named} fitted crops, fewer than {MIN_FITTED_CROPS}"
             continue
-        log(f"training the {die.id}'s fitted reader on {len(crops)} crops")
-        out.trained[die.id] = train_reader(crops, labels, len(faces), seed=n, log=log)
+        log(f"training the {die.id}'s fitted reader on {named} crops and {len(crops) - named} of bare tray")
+        out.trained[die.id] = train_reader(crops, labels, len(faces) + 1, seed=n, log=log)
         del crops
     out.seconds = time.perf_counter() - t0
     return out

@@ -221,6 +221,30 @@ def _export(net: Any, classes: int) -> bytes:
     return data
 
 
+def background_boxes(
+    frame_shape: tuple[int, ...],
+    dice: list[tuple[float, float, float, float]],
+    side: float,
+    rng: np.random.Generator,
+    count: int = 1,
+) -> list[tuple[float, float, float, float]]:
+    """Up to ``count`` squares of ``side`` inside the frame whose crops hold no die of ``dice``
+    (each centre more than a die's reach from every die's centre): *not a die* examples."""
+    h, w = frame_shape[:2]
+    out: list[tuple[float, float, float, float]] = []
+    if w <= side or h <= side:
+        return out
+    centres = [(x + bw / 2.0, y + bh / 2.0, max(bw, bh)) for x, y, bw, bh in dice]
+    for _try in range(20 * count):
+        x, y = float(rng.uniform(0, w - side)), float(rng.uniform(0, h - side))
+        cx, cy = x + side / 2.0, y + side / 2.0
+        if all(np.hypot(cx - dx, cy - dy) > 0.9 * (side + ds) for dx, dy, ds in centres):
+            out.append((x, y, side, side))
+            if len(out) == count:
+                break
+    return out
+
+
 def train_reader(
     crops: np.ndarray,
     labels: np.ndarray,
@@ -230,8 +254,8 @@ def train_reader(
     log: Callable[[str], None] = lambda _msg: None,
     time_cap: float = TIME_CAP_S,
 ) -> Trained:
-    """A fitted reader over ``classes`` faces from padded crops ``(N, STORED, STORED, 3)`` and their
-    class indices ``labels`` (``(N,)``, each in ``range(classes)``)."""
+    """A fitted reader over ``classes`` rows from padded crops ``(N, STORED, STORED, 3)`` and their
+    class indices ``labels`` (``(N,)``, each in ``range(classes)``; the die's faces, then *not a die*)."""
     if len(crops) == 0 or len(crops) != len(labels):
         raise ValueError(f"crops and labels must be alike and not empty, got {len(crops)} and {len(labels)}")
     t0 = time.perf_counter()

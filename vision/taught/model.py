@@ -219,8 +219,8 @@ class TaughtModel:
             rows = int(np.asarray(net.forward()).reshape(1, -1).shape[1])
         except cv2.error as exc:
             raise TaughtModelError(f"{self.folder / name}: cannot be read ({exc})") from None
-        if rows != len(die.faces):
-            raise TaughtModelError(f"{field}: {name} answers {rows} faces, the die has {len(die.faces)}")
+        if rows != len(die.faces) + 1:  # its faces, then "not a die"
+            raise TaughtModelError(f"{field}: {name} answers {rows - 1} faces, the die has {len(die.faces)}")
         return net
 
     def has_fitted(self, die: TaughtDieCard) -> bool:
