@@ -58,6 +58,19 @@ def test_the_augmented_crops_are_the_reading_crop_turned() -> None:
     assert len({d.tobytes() for d in drawn}) == 4  # each drawn anew
 
 
+def test_not_a_die_patches_keep_clear_of_every_die() -> None:
+    dice = [(100.0, 100.0, 40.0, 40.0), (300.0, 200.0, 50.0, 40.0)]
+    rng = np.random.default_rng(3)
+    patches = fitted_training.background_boxes((480, 640, 3), dice, 45.0, rng, count=30)
+    assert len(patches) == 30
+    for x, y, w, h in patches:
+        assert 0 <= x <= 640 - w and 0 <= y <= 480 - h and w == h == 45.0
+        for dx, dy, dw, dh in dice:
+            apart = np.hypot(x + w / 2 - dx - dw / 2, y + h / 2 - dy - dh / 2)
+            assert apart > 0.9 * (45.0 + max(dw, dh))
+    assert fitted_training.background_boxes((40, 40, 3), dice, 45.0, rng) == []  # no room
+
+
 def _small_training(monkeypatch: pytest.MonkeyPatch, steps: int) -> None:
     monkeypatch.setattr(fitted_training, "MIN_STEPS", steps)
     monkeypatch.setattr(fitted_training, "MAX_STEPS", steps)
@@ -155,12 +168,17 @@ def test_the_fitted_reader_reads_a_die_through_cv2_dnn(fitted: tuple[Path, dict]
     held = model_dir / "held-back"
     line = json.loads((held / "manifest.jsonl").read_text().splitlines()[0])
     frame = cv2.imread(str(held / line["image"]))
+    boxes = []
     for label in line["dice"]:
         die = next(d for d in model.dice if d.kind == label["die"])
         box = tuple(label["box"])
+        boxes.append(box)
         (got,) = model.read(die, frame, [box], reader="fitted")
         assert 0.0 < got.confidence <= 1.0
         assert got.face is None or got.face in die.faces
+    bare = fitted_training.background_boxes(frame.shape, boxes, 40.0, np.random.default_rng(0), count=5)
+    for die in model.dice:  # bare tray: "not a die", so no face is sure
+        assert all(r.face is None for r in model.read(die, frame, bare, reader="fitted"))
 
 
 def _resealed(model_dir: Path, out: Path, edit) -> Path:  # type: ignore[no-untyped-def]
