@@ -40,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("folder", type=Path)
     ap.add_argument("--photos", type=int, default=40)
     ap.add_argument("--previous", metavar="REV", help="an earlier commit's code, run after this tree's")
+    ap.add_argument(
+        "--reader",
+        choices=("card", "head", "fitted"),
+        default="card",
+        help="the taught reader timed: the card's choice per die, or every die's head or fitted reader",
+    )
     a = ap.parse_args(argv)
     cv2.setNumThreads(1)
     model = TaughtModel(a.model)
@@ -60,9 +66,12 @@ def main(argv: list[str] | None = None) -> int:
                 taught = next((t for t in model.dice if t.kind == d.die), None)
             if taught is None:
                 continue
-            key = (d.die, str(taught.network))
+            reader = None if a.reader == "card" else a.reader
+            if reader == "fitted" and not model.has_fitted(taught):
+                continue
+            key = (d.die, "fitted" if (reader or taught.reader) == "fitted" else str(taught.network))
             t0 = time.perf_counter()
-            model.read(taught, frame, [box])
+            model.read(taught, frame, [box], reader=reader)
             taught_ms[key].append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             if d.die == "d6":
@@ -82,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
 
         with Checkout(a.previous) as checkout:
             print(f"previous {a.previous}:", flush=True)
-            args = [str(a.model), str(a.folder), "--photos", str(a.photos)]
+            args = [str(a.model), str(a.folder), "--photos", str(a.photos)]  # --reader: this tree's only
             subprocess.run([sys.executable, __file__, *args], env=checkout.env(), check=True)
     return 0
 

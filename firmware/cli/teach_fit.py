@@ -98,6 +98,12 @@ def add_fit_parser(actions: Any) -> argparse.ArgumentParser:
         help="each image without a box is one die's crop (else such images are photos and each die is"
         " located, unless they are crop-sized)",
     )
+    p.add_argument(
+        "--fitted-reader",
+        action="store_true",
+        help="also train a face reader on each die's own crops (needs the teach-net extra; minutes per die),"
+        " and keep it where it reads more held-back dice right than the head",
+    )
     p.add_argument("--force", action="store_true", help="replace a taught model already in --out")
     p.set_defaults(func=run_fit)
     return p
@@ -149,6 +155,7 @@ def run_fit(args: argparse.Namespace) -> int:
         seen_faces_only=args.seen_faces_only,
         tray=args.tray,
         crops=args.crops,
+        fitted_readers=args.fitted_reader,
     )
     command = f"dicetower teach fit {args.folder} --out {args.out}"
 
@@ -165,6 +172,12 @@ def run_fit(args: argparse.Namespace) -> int:
         print(f"  {name}: {_figures_line(die['figures'])}; threshold {die['threshold']:.3f}")
         if "fallback" in die["figures"]:
             print(f"    {_fallback_line(die['figures']['fallback'])}")
+        if "readers" in die["figures"]:
+            which = "fitted reader" if die["reader"] == "fitted" else "head"
+            print(f"    reads by its {which}: {escape_controls(die['figures']['readers']['why'])}")
+    why_none = result.card.get("fitted_readers", {}).get("why_none")
+    if why_none:
+        print(f"  no fitted face readers: {escape_controls(why_none)}")
     print(f"  all: {_figures_line(held)}")
     shown = result.card["held_back_photos"]
     print(

@@ -30,6 +30,7 @@ from typing import Any
 from ..kinds import KINDS, NEVER_READ, faces_of
 from .body import Body
 from .features import Network, TaughtModelError
+from .fitted import is_fitted_file
 
 __all__ = [
     "CARD",
@@ -38,12 +39,14 @@ __all__ = [
     "MAX_DICE",
     "MAX_ID_CHARS",
     "MODEL_FILES",
+    "READERS",
     "SCHEMA",
     "TaughtDieCard",
     "Telling",
     "card_digest",
     "check_card",
     "check_card_digest",
+    "model_files_in",
     "network_file",
     "seal_card",
 ]
@@ -71,8 +74,11 @@ def network_file(network: Network) -> str:
     return f"{network.value}.onnx"
 
 
-#: Every file a taught model may hold besides its card; each one present is named in the card.
+#: Every file a taught model may hold besides its card and its dice's fitted readers
+#: (``fitted-N.onnx``, :mod:`.fitted`); each one present is named in the card.
 MODEL_FILES: tuple[str, ...] = (*(network_file(n) for n in Network), "tray.png")
+#: The face readers a taught die may use: the head on a general network's rows, or its fitted reader.
+READERS = ("head", "fitted")
 
 
 def _at(where: str, field: str) -> str:
@@ -191,6 +197,10 @@ class TaughtDieCard:
     figures: dict[str, Any]
     #: below its threshold, take the general reader's sure answer (:mod:`.fallback`), as the fit chose
     fallback: bool = False
+    #: which reader answers: ``head`` (its rows of ``network``) or ``fitted`` (its file ``fitted``)
+    reader: str = "head"
+    #: its fitted reader's file (:mod:`.fitted`), or None when the fit trained none
+    fitted: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -204,6 +214,8 @@ class TaughtDieCard:
             "body": self.body.to_json(),
             "figures": self.figures,
             "fallback": self.fallback,
+            "reader": self.reader,
+            "fitted": self.fitted,
         }
 
     @classmethod
@@ -226,6 +238,14 @@ class TaughtDieCard:
         fallback = obj.get("fallback", False)
         if not isinstance(fallback, bool):
             raise _bad(_at(where, "fallback"), f"fallback must be true or false, not {fallback!r}")
+        reader = obj.get("reader", "head")
+        if reader not in READERS:
+            raise _bad(_at(where, "reader"), f"{reader!r} is not one of {list(READERS)}")
+        fitted = obj.get("fitted")
+        if fitted is not None and not (isinstance(fitted, str) and is_fitted_file(fitted, MAX_DICE)):
+            raise _bad(_at(where, "fitted"), f"{fitted!r} is not a fitted reader's file (fitted-N.onnx)")
+        if reader == "fitted" and fitted is None:
+            raise _bad(_at(where, "reader"), "'fitted', but the die has no fitted reader's file")
         return cls(
             _text(obj.get("id"), _at(where, "id"), MAX_ID_CHARS),
             kind,
@@ -237,6 +257,8 @@ class TaughtDieCard:
             _body(obj.get("body"), _at(where, "body")),
             _figures(obj.get("figures", {}), _at(where, "figures")),
             fallback,
+            reader,
+            fitted,
         )
 
 
@@ -294,6 +316,8 @@ def check_card(
         for j, other in enumerate(dice):
             if other.id == die.id:
                 raise TaughtModelError(f"{where}: dice[{i}].id: {die.id!r} is dice[{j}]'s id too")
+            if die.fitted is not None and other.fitted == die.fitted:
+                raise TaughtModelError(f"{where}: dice[{i}].fitted: {die.fitted!r} is dice[{j}]'s too")
         dice.append(die)
     for name in ("held_back", "held_back_read"):
         if name in card:
@@ -308,12 +332,21 @@ def check_card(
         )
     files = _mapping(card.get(FILES), f"{where}: {FILES}")
     for name, digest in files.items():
-        if name not in MODEL_FILES:
-            known = ", ".join(MODEL_FILES)
+        if name not in MODEL_FILES and not is_fitted_file(name, MAX_DICE):
+            known = ", ".join((*MODEL_FILES, "fitted-N.onnx"))
             raise _bad(f"{where}: {FILES}", f"{name!r} is not a taught model's file ({known})")
         _sha256(digest, f"{where}: {FILES}.{name}")
     _sha256(card.get(CARD_HASH), f"{where}: {CARD_HASH}")
     return tuple(dice), _telling(card.get("telling"), tuple(dice), f"{where}: telling")
+
+
+def model_files_in(folder: Path) -> list[str]:
+    """The model files (:data:`MODEL_FILES` and fitted readers) present in ``folder``, sorted."""
+    return sorted(
+        p.name
+        for p in folder.iterdir()
+        if p.is_file() and (p.name in MODEL_FILES or is_fitted_file(p.name, MAX_DICE))
+    )
 
 
 def card_digest(card: Mapping[str, Any]) -> str:
@@ -340,9 +373,7 @@ def seal_card(card: Mapping[str, Any], folder: Path) -> dict[str, Any]:
     """
     sealed = json.loads(json.dumps({k: v for k, v in card.items() if k != CARD_HASH}))
     sealed[FILES] = {
-        name: hashlib.sha256((folder / name).read_bytes()).hexdigest()
-        for name in MODEL_FILES
-        if (folder / name).is_file()
+        name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in model_files_in(folder)
     }
     sealed[CARD_HASH] = card_digest(sealed)
     return sealed

@@ -14,7 +14,11 @@ For each taught die (:mod:`.teaching`), in the order its photos were rolled:
    it falls back on the general answer (:mod:`.fallback`), are chosen on that read, and the
    card's figures are that read's, a die not found counted as not right. The held-back photos
    are written beside the model (``MODEL/held-back``), so ``dicetower eval MODEL/held-back
-   --taught MODEL`` prints the card's counts.
+   --taught MODEL`` prints the card's counts;
+5. beside each head, a small network is trained on the die's own fitted crops (its *fitted
+   reader*, :mod:`.fitted_choice`; it needs torch, and without it each die keeps its head), the
+   held-back dice are read with it too, and each die keeps the reader that reads more of them
+   right with none wrong; the card says which, with both readers' figures.
 
 The fit refuses, naming the die and the faces, when a face was named fewer than
 :data:`MIN_PER_FACE` times, and when the held-back wrong rate could be over
@@ -39,15 +43,15 @@ import numpy as np
 from ..eval.intervals import binomial_bounds, binomial_upper
 from ..manifest import read_manifest
 from .body import learn_body
-from .card import CARD, SCHEMA, TaughtDieCard, network_file, seal_card
+from .card import CARD, SCHEMA, TaughtDieCard, model_files_in, network_file, seal_card
 from .fallback import GeneralAnswer, needs_answer
 from .features import NETWORKS, Backbone, Network, TaughtModelError, networks_for
+from .fitted_choice import attach_fitted, choose_readers, train_fitted
 from .head import Head, fit_head, project
 from .heldback import (
     HELD_BACK_DIR,
     MIN_THRESHOLD,
     THRESHOLD_MARGIN,
-    calibrate,
     read_held_back,
     write_held_back,
 )
@@ -102,6 +106,10 @@ class FitOptions:
     #: each image without a box is one die's crop (:mod:`.located`); else such images are
     #: crops only when crop-sized, and photos otherwise, each die located
     crops: bool = False
+    #: train a fitted face reader per die beside its head (:mod:`.fitted_choice`; needs torch).
+    #: Off unless asked: on the real sets it beat the head on one (byler-d6) and multiplies the
+    #: fit's time (docs/teach.md, "A face reader fitted on the die's own crops")
+    fitted_readers: bool = False
 
 
 @dataclass
@@ -312,7 +320,7 @@ def _write_card(out: Path, card: dict[str, Any]) -> dict[str, Any]:
 def _move_into(staging: Path, out: Path) -> None:
     """Replace ``out``'s model files with ``staging``'s (a model replaced leaves none of its files)."""
     out.mkdir(parents=True, exist_ok=True)
-    for stale in (*(network_file(n) for n in Network), "tray.png", CARD):
+    for stale in (*model_files_in(out), CARD):
         (out / stale).unlink(missing_ok=True)
     if (out / HELD_BACK_DIR).is_dir():
         shutil.rmtree(out / HELD_BACK_DIR)
@@ -373,6 +381,7 @@ def _fit_model(
     telling = fit_telling(teaching.dice, die_faces, samples) if len(teaching.dice) > 1 else None
     if telling is not None:
         log(f"telling the dice apart: {telling.figures['right']} of {telling.figures['dice']} held-back dice")
+    trained = train_fitted(teaching.dice, die_faces, photos, cut, log, skip=not opts.fitted_readers)
     del samples, photos  # the held-back photos are read again from disk, as eval reads them
     return_freed_memory()
     answer = _general_answer() if any(needs_answer(f.die.kind) for f in fitted) else None
@@ -382,7 +391,7 @@ def _fit_model(
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
     try:
-        cards = _write_networks(fitted, nets, telling, staging)
+        cards = attach_fitted(trained, _write_networks(fitted, nets, telling, staging), staging)
         tray_note = derive_tray(teaching, staging / "tray.png", opts.tray)
         notes.append(tray_note)
         log(tray_note)
@@ -390,7 +399,8 @@ def _fit_model(
         held_photos = write_held_back(held_entries, {d.id for d in teaching.dice}, staging / HELD_BACK_DIR)
         card: dict[str, Any] = {
             "schema": SCHEMA,
-            "what": "a reader taught on one tower's own dice: the general networks' features, a head per die",
+            "what": "a reader taught on one tower's own dice: a head per die on the general networks'"
+            " features, or a network fitted on the die's own crops",
             "command": command,
             "folder": str(folder),
             "photos": teaching.lines,
@@ -403,11 +413,17 @@ def _fit_model(
             },
             "dice": [c.to_json() for c in cards],  # threshold 0 and no fallback: every head answers
             "telling": None if telling is None else telling.to_json(),
+            "fitted_readers": trained.to_json(),
         }
         _write_card(staging, card)
         log(f"reading the {held_photos} held-back photos end to end")
-        reader, reads = read_held_back(staging / HELD_BACK_DIR, TaughtModel(staging, open_heads=True))
-        cal = calibrate(reader, reads, cards, answer)
+        model = TaughtModel(staging, open_heads=True)
+        reader, reads = read_held_back(staging / HELD_BACK_DIR, model)
+        cal, cards = choose_readers(reader, reads, cards, answer, model)
+        for c in cards:
+            if "readers" in cal.per_die[c.id]:
+                which = "fitted reader" if c.reader == "fitted" else "head"
+                log(f"the {c.id} reads by its {which}: {cal.per_die[c.id]['readers']['why']}")
         totals = cal.report.totals
         dice_held, right_held, wrong_held = cal.report.dice, totals["correct"], totals["wrong"]
         wrong_upper = binomial_upper(wrong_held, dice_held) if dice_held else 1.0
@@ -432,6 +448,8 @@ def _fit_model(
                     c.body,
                     figures,
                     fallback,
+                    c.reader,
+                    c.fitted,
                 )
             )
         held = _counts(

@@ -43,9 +43,11 @@ from .card import (
     TaughtDieCard,
     check_card,
     check_card_digest,
+    model_files_in,
     network_file,
 )
 from .features import Network, TaughtModelError, blob_for, network_crops, upright_turns
+from .fitted import FITTED_INPUT, fitted_probabilities
 from .head import softmax
 from .samples import read_turns
 
@@ -74,7 +76,8 @@ def _model_files(folder: Path, listed: dict[str, str], card: str) -> dict[str, b
     another folder); a file whose hash differs (another fit's network, damage): each is refused.
     """
     out: dict[str, bytes] = {}
-    for name in MODEL_FILES:
+    present = model_files_in(folder) if folder.is_dir() else []
+    for name in sorted({*MODEL_FILES, *listed, *present}):
         path = folder / name
         if name not in listed:
             if path.exists():
@@ -178,6 +181,11 @@ class TaughtModel:
             d.id: telling.counts[d.id] if telling is not None else MAX_DICE for d in self.dice
         }
         self._nets: dict[Network, Any] = {}
+        #: each die's fitted reader (:mod:`.fitted`), by die id, for the dice the fit trained one
+        self._fitted: dict[str, Any] = {}
+        for i, d in enumerate(self.dice):
+            if d.fitted is not None:
+                self._fitted[d.id] = self._load_fitted(d, files, f"{where}: dice[{i}].fitted")
         heads: dict[Network, list[tuple[str, tuple[int, int]]]] = {}
         for i, d in enumerate(self.dice):
             heads.setdefault(d.network, []).append((f"dice[{i}]", d.rows))
@@ -199,6 +207,25 @@ class TaughtModel:
                 self.tray = decode_image(files["tray.png"], str(self.folder / "tray.png")).frame
             except ImageError as exc:
                 raise TaughtModelError(str(exc)) from None
+
+    def _load_fitted(self, die: TaughtDieCard, files: dict[str, bytes], field: str) -> Any:
+        """The die's fitted reader, checked to answer one row per face."""
+        name = str(die.fitted)
+        if name not in files:
+            raise TaughtModelError(f"{field}: {name} is not on the card's {FILES}")
+        try:
+            net = load_onnx(files[name])
+            net.setInput(np.zeros((1, 3, FITTED_INPUT, FITTED_INPUT), np.float32))
+            rows = int(np.asarray(net.forward()).reshape(1, -1).shape[1])
+        except cv2.error as exc:
+            raise TaughtModelError(f"{self.folder / name}: cannot be read ({exc})") from None
+        if rows != len(die.faces) + 1:  # its faces, then "not a die"
+            raise TaughtModelError(f"{field}: {name} answers {rows - 1} faces, the die has {len(die.faces)}")
+        return net
+
+    def has_fitted(self, die: TaughtDieCard) -> bool:
+        """Does ``die`` have a fitted reader (whichever reader the card chose)?"""
+        return die.id in self._fitted
 
     def die(self, identity: str) -> TaughtDieCard:
         """The taught die called ``identity``."""
@@ -258,12 +285,25 @@ class TaughtModel:
         return [1 + TEXTS.index(t) for t in texts if t in TEXTS]
 
     def read(
-        self, die: TaughtDieCard, frame: np.ndarray, boxes: list[tuple[float, float, float, float]]
+        self,
+        die: TaughtDieCard,
+        frame: np.ndarray,
+        boxes: list[tuple[float, float, float, float]],
+        *,
+        reader: str | None = None,
     ) -> list[TaughtRead]:
-        """Read ``die`` at each of ``boxes`` in ``frame`` (BGR)."""
+        """Read ``die`` at each of ``boxes`` in ``frame`` (BGR), by the reader its card chose.
+
+        ``reader`` (``head`` or ``fitted``) reads by that one instead: the fit compares the two.
+        """
+        if (reader or die.reader) == "fitted":
+            if die.id not in self._fitted:
+                raise TaughtModelError(f"the {die.id} has no fitted reader")
+            rows = fitted_probabilities(self._fitted[die.id], frame, boxes)
+        else:
+            rows = np.array([self.probabilities(die, frame, box) for box in boxes]).reshape(len(boxes), -1)
         reads = []
-        for box in boxes:
-            p = self.probabilities(die, frame, box)
+        for p in rows:
             k = int(np.argmax(p))
             reads.append(judged(die.faces[k], float(p[k]), die.threshold))
         return reads

@@ -230,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", type=Path, default=Path("../shared/datasets"))
     ap.add_argument("--out", type=Path, default=Path("runs/taught"))
     ap.add_argument("--sets", default="rsandrini-d20," + ",".join(SETS))
+    ap.add_argument(
+        "--fitted-reader", action="store_true", help="fit as `teach fit --fitted-reader` does (needs torch)"
+    )
     a = ap.parse_args(argv)
     from ...taught.fit import FitOptions, fit_model
     from .read_units import read_unit
@@ -242,9 +245,14 @@ def main(argv: list[str] | None = None) -> int:
         else:
             teach = write_unit(located(unit.teach, open_reader()), base / "teach")
             read = write_unit(unit.read, base / "read")
-        options = FitOptions(max_wrong=1.0, seen_faces_only=unit.seen_faces_only, min_per_face=1)
+        options = FitOptions(
+            max_wrong=1.0,
+            seen_faces_only=unit.seen_faces_only,
+            min_per_face=1,
+            fitted_readers=a.fitted_reader,
+        )
         result = fit_model(teach, base / "model", options, log=lambda m: print(m, file=sys.stderr))
-        figures = read_unit(read, base / "model", unit.dataset)
+        figures = read_unit(read, base / "model", unit.dataset, compare=True)
         line = {
             "dataset": unit.dataset,
             "unit": unit.name,
@@ -253,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
             "fit_seconds": round(result.seconds, 1),
             "input": result.card.get("input"),
             "held_back": result.card["held_back"],
+            "held_back_by_reader": {d["id"]: d["figures"].get("readers") for d in result.card["dice"]},
+            "fitted_readers": result.card.get("fitted_readers"),
             **figures,
             "card_honesty": card_honesty(result.card, figures["end_to_end"]),
         }

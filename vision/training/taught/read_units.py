@@ -19,7 +19,28 @@ from ...manifest import read_manifest
 from ...taught.model import TaughtModel
 from ...taught.reader import open_taught_reader
 
-__all__ = ["boxed_figures", "read_unit"]
+__all__ = ["boxed_figures", "forced", "read_unit"]
+
+
+def forced(model: TaughtModel, reader: str) -> TaughtModel:
+    """``model`` with every die that has a fitted reader read by ``reader`` (``head`` or ``fitted``),
+    at the threshold and fallback the fit chose for that reader (its card's ``figures.readers``).
+
+    For comparing the two readers on later photos; a shipped model reads by the card's choice.
+    """
+    import copy
+    from dataclasses import replace
+
+    out = copy.copy(model)
+    dice = []
+    for d in model.dice:
+        chosen = d.figures.get("readers", {}).get(reader)
+        if chosen is None:
+            dice.append(d)
+            continue
+        dice.append(replace(d, reader=reader, threshold=chosen["threshold"], fallback=chosen["fallback"]))
+    out.dice = tuple(dice)
+    return out
 
 
 def boxed_figures(folder: Path, model: TaughtModel) -> dict[str, Any]:
@@ -63,9 +84,7 @@ def boxed_figures(folder: Path, model: TaughtModel) -> dict[str, Any]:
     }
 
 
-def read_unit(folder: Path, model_dir: Path, dataset: str) -> dict[str, Any]:
-    """The unit's figures: ``end_to_end`` (eval's JSON) and ``boxed`` (:func:`boxed_figures`)."""
-    model = TaughtModel(model_dir)
+def _end_to_end(folder: Path, model: TaughtModel, dataset: str) -> dict[str, Any]:
     reader = open_taught_reader(model)
     report = FolderReport(dataset)
     for result in evaluate_folder(folder, reader):
@@ -85,11 +104,25 @@ def read_unit(folder: Path, model_dir: Path, dataset: str) -> dict[str, Any]:
         "median_ms",
         "per_face",
     )
-    return {
-        "end_to_end": {k: e2e[k] for k in keep if k in e2e},
+    return {k: e2e[k] for k in keep if k in e2e}
+
+
+def read_unit(folder: Path, model_dir: Path, dataset: str, *, compare: bool = False) -> dict[str, Any]:
+    """The unit's figures: ``end_to_end`` (eval's JSON) and ``boxed`` (:func:`boxed_figures`).
+
+    ``compare``: also ``by_reader``, end to end with every die read by its head, and by its fitted
+    reader (:func:`forced`), when the fit trained any.
+    """
+    model = TaughtModel(model_dir)
+    out: dict[str, Any] = {
+        "end_to_end": _end_to_end(folder, model, dataset),
         "boxed": boxed_figures(folder, model),
         "taught_ms_per_die": _taught_ms(model, folder),
+        "readers": {d.id: d.reader for d in model.dice},
     }
+    if compare and any(model.has_fitted(d) for d in model.dice):
+        out["by_reader"] = {r: _end_to_end(folder, forced(model, r), dataset) for r in ("head", "fitted")}
+    return out
 
 
 def _taught_ms(model: TaughtModel, folder: Path) -> float | None:
