@@ -151,6 +151,9 @@ class ServerState:
     corrections: CorrectionDesk | None = None
     asks: AskDesk = field(default_factory=AskDesk)
     table_codes: TableCodes = field(default_factory=TableCodes)
+    #: each die's live accuracy for ``/api/tower``, with the event seq it was counted at: the
+    #: log is walked again only after a roll or a correction, not on every status poll
+    accuracy: tuple[int, list[dict[str, Any]]] | None = None
 
     @property
     def log(self) -> RollLog:
@@ -274,9 +277,20 @@ async def fairness_page(request: Request) -> Response:
     return HTMLResponse(fairness_html(stats))
 
 
+def _accuracy(state: ServerState) -> list[dict[str, Any]]:
+    """Per die: faces read by the tower, typed by the table, corrected (the ``reading`` block of
+    ``/api/fairness``), counted again only when the event seq has moved since the last count."""
+    seq = state.bus.seq
+    if state.accuracy is None or state.accuracy[0] != seq:
+        stats = _fairness(state.log, state.config.fairness_bias)
+        state.accuracy = (seq, [{"die": s.die, "kind": s.kind, **s.reading_json()} for s in stats])
+    return state.accuracy[1]
+
+
 async def get_tower(request: Request) -> Response:
     state = server_state(request)
     supply_status = await run_in_threadpool(state.service.supply.status)
+    accuracy = await run_in_threadpool(_accuracy, state)
     mqtt = state.outputs["mqtt"].status()["link"] if "mqtt" in state.outputs else None
     return JSONResponse(
         {
@@ -295,6 +309,7 @@ async def get_tower(request: Request) -> Response:
             "table": {
                 "corrections": state.corrections.made if state.corrections else 0,
                 "asks": state.asks.status(),
+                "accuracy": accuracy,
             },
         }
     )

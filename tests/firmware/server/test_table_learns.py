@@ -30,9 +30,10 @@ def _truth_of(box: list[float], truth: list[dict]) -> int:
     return int(near["face"])
 
 
-def _play(data: Path, rolls: int) -> tuple[list[int], int, list[dict], str]:
+def _play(data: Path, rolls: int) -> tuple[list[int], int, list[dict], str, list[dict]]:
     """Roll ``rolls`` times on the misreading tower, correcting what the camera's truth says is wrong
-    as a player would; the true faces, the corrections, /api/fairness and the /fairness page."""
+    as a player would; the true faces, the corrections, /api/fairness, the /fairness page and
+    /api/tower's per-die accuracy."""
     config = ServerConfig(data_dir=data, supply_factory=misreading_tower, rate_per_second=0)
     truths: list[int] = []
     corrected = 0
@@ -59,14 +60,15 @@ def _play(data: Path, rolls: int) -> tuple[list[int], int, list[dict], str]:
                     corrected += 1
         fairness = httpx.get(f"{base}/api/fairness").json()["dice"]
         page = httpx.get(f"{base}/fairness").text
-    return truths, corrected, fairness, page
+        accuracy = httpx.get(f"{base}/api/tower").json()["table"]["accuracy"]
+    return truths, corrected, fairness, page, accuracy
 
 
 def test_the_table_corrects_the_misread_dice_and_the_tower_measures_itself(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "data"
-    truths, corrected, fairness, page = _play(data, ROLLS)
+    truths, corrected, fairness, page, accuracy = _play(data, ROLLS)
     assert corrected == truths.count(5) > 0  # every 5 was misread, and only the 5s
     counts: dict[int, int] = {}
     reading = {"read_by_tower": 0, "corrected": 0}
@@ -83,6 +85,8 @@ def test_the_table_corrects_the_misread_dice_and_the_tower_measures_itself(
         assert f'<dd class="by-tower">{r["read_by_tower"]}</dd>' in page
         assert f'<dd class="corrected">{r["corrected"]}: ' in page
     assert sum(d["reading"]["corrected"] for d in fairness) == corrected
+    # /api/tower counts the same, after the last correction as well as the rolls
+    assert accuracy == [{"die": d["die"], "kind": d["kind"], **d["reading"]} for d in fairness]
     capsys.readouterr()
     assert main(["fairness", "--data", str(data)]) == 0  # the terminal shows the same, die by die
     shown = [line for line in capsys.readouterr().out.splitlines() if "corrected by the table" in line]
@@ -101,7 +105,7 @@ def test_a_reader_fitted_on_the_table_s_labels_reads_the_dice_the_tower_got_wron
     labelled folder, ``teach fit`` on it, and the taught reader reads the held-back 5s it was
     corrected on as 5s."""
     data, examples, model = tmp_path / "data", tmp_path / "examples", tmp_path / "model"
-    truths, corrected, _fairness, _page = _play(data, FIT_ROLLS)
+    truths, corrected, _fairness, _page, _accuracy = _play(data, FIT_ROLLS)
     assert corrected == truths.count(5) > 0
     assert main(["log", "examples", "--data", str(data), "--out", str(examples), "--confirmed"]) == 0
     told = [json.loads(line) for line in (examples / "table.jsonl").read_text().splitlines()]
