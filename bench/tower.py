@@ -41,7 +41,6 @@ again; ``both`` runs the rolls once each way, each with its own chi-squared agai
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import itertools
 import random
 import statistics
@@ -80,18 +79,9 @@ __all__ = [
 ]
 
 
-def _load_faces() -> Any:
-    """``bench/tower_faces.py`` (the bench folder is scripts, not a package)."""
-    path = Path(__file__).resolve().parent / "tower_faces.py"
-    spec = importlib.util.spec_from_file_location("bench_tower_faces", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_tower_faces"] = module
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench/ is scripts, not a package
+import tower_faces as _faces
 
-
-_faces = _load_faces()
 tilt_report = _faces.tilt_report
 FACES = _faces.FACES
 
