@@ -15,8 +15,9 @@ of is looked at again mirrored left to right, and the two looks' logits averaged
 (:func:`looked_twice`). The softmax is temperature-scaled on the validation split and accepted only
 above a per-face threshold chosen so that confidently wrong answers stay rare and every face is
 rejected about equally often (a reader that rejects 6s more than 1s would bias the rolls it
-reports). A die read with a face whose features are far from every face of the training dice is
-reported ``unfamiliar`` instead (:mod:`.familiar`): a die of a make the reader never saw.
+reports). A die read with a face but unlike the training dice (far from the nearest of them,
+answered weakly, or, seen from above, read as another face turned a quarter) is reported
+``unfamiliar`` instead (:mod:`.familiar`): a die of a make the reader never saw.
 """
 
 from __future__ import annotations
